@@ -1,0 +1,41 @@
+# convguard - see README.md.  `make` builds the shim and the CLI, `make test` runs the tests.
+CC      ?= gcc
+PREFIX  ?= /usr/local
+BUILD   := build
+VERSION := 0.1.0
+
+CWARN   := -Wall -Wextra -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(CWARN)
+SHIM_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
+               -ftls-model=initial-exec -DCONVGUARD_VERSION='"$(VERSION)"'
+SHIM_SRC := $(wildcard shim/*.c)
+SHIM_ASM := $(wildcard shim/*.S)
+SHIM_OBJ := $(patsubst shim/%.c,$(BUILD)/shim/%.o,$(SHIM_SRC)) $(patsubst shim/%.S,$(BUILD)/shim/%.o,$(SHIM_ASM))
+SHIM_HDR := $(wildcard shim/*.h shim/*.def)
+
+.PHONY: all test install demo clean
+all: $(BUILD)/libconvguard.so $(BUILD)/convguard
+
+$(BUILD)/shim/%.o: shim/%.c $(SHIM_HDR) | $(BUILD)/shim
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(BUILD)/shim/%.o: shim/%.S | $(BUILD)/shim
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(BUILD)/shim:
+	mkdir -p $@
+
+# No -lunwind, no CUDA: the shim needs libc (and libdl on glibc < 2.34) only.
+$(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \
+	      -Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+
+-include tools/tools.mk
+-include tests/tests.mk
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/libconvguard.so $(DESTDIR)$(PREFIX)/lib/libconvguard.so
+	install -m 0755 $(BUILD)/convguard $(DESTDIR)$(PREFIX)/bin/convguard
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,195 @@
+/* cg.h - convguard's internal interface: the hook table expanded into ids and
+ * types, and the prototypes each file offers the others, grouped by file.
+ * Nothing here is exported from libconvguard.so; export.c and loader.c hold
+ * the only exported names. */
+#ifndef CONVGUARD_CG_H
+#define CONVGUARD_CG_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cudefs.h"
+
+#define CG_HIDDEN __attribute__((visibility("hidden")))
+#define CG_EXPORT __attribute__((visibility("default")))
+#define CG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CG_UNPAREN(...) __VA_ARGS__
+
+#ifndef CONVGUARD_VERSION
+#define CONVGUARD_VERSION "0.0.0"
+#endif
+
+/* ---- the hook table (hooks.def) */
+enum cg_family { CG_FAM_CUDNN, CG_FAM_CUDART, CG_FAM_DRV, CG_NFAMILIES };
+
+enum cg_hook_id {
+#define CG_HOOK(fam, ret, name, params, args) CG_H_##name,
+#define CG_HOOK_PLAIN CG_HOOK
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+    CG_NHOOKS
+};
+
+#define CG_HOOK(fam, ret, name, params, args)                                                                \
+    typedef ret(*cg_t_##name) params;                                                                         \
+    ret cg_w_##name(cg_t_##name real, CG_UNPAREN params);
+#define CG_HOOK_PLAIN CG_HOOK
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+
+struct cg_hook_info {
+    const char *name;
+    enum cg_family family;
+};
+extern const struct cg_hook_info cg_hooks[CG_NHOOKS];
+
+/* A slot is one library a hooked function can come from: each has its own
+ * real pointers and its own entry functions, so two libraries of one family
+ * (cuDNN 8 and 9, cudart 12 and 13) never share a forward. */
+enum cg_slot { CG_SLOT_CUDNN9, CG_SLOT_CUDNN8, CG_SLOT_CUDART13, CG_SLOT_CUDART12, CG_SLOT_CUDART11,
+               CG_SLOT_DRV, CG_NSLOTS };
+struct cg_slot_info {
+    const char *soname;       /* the library's DT_SONAME */
+    const char *version_node; /* its symbol version, NULL: unversioned */
+    enum cg_family family;
+};
+extern const struct cg_slot_info cg_slots[CG_NSLOTS];
+
+/* cg_real[s][h]: the real function of hook h in slot s, NULL until known. */
+extern _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+/* cg_entry[s][h]: our entry function for hook h in slot s (NULL where the
+ * hook belongs to another family).  dlsym and cuGetProcAddress hand these out. */
+extern void *const cg_entry[CG_NSLOTS][CG_NHOOKS];
+
+struct cg_counter {
+    _Atomic uint64_t calls;
+    _Atomic uint64_t fails;
+} __attribute__((aligned(64)));
+extern struct cg_counter cg_count[CG_NHOOKS];
+
+/* ---- shim.c: lifecycle */
+struct cg_state {
+    atomic_bool traced;    /* false: every hook forwards untouched (setuid, or before init) */
+    int fd;                /* trace file, -1 when none */
+    pid_t pid;
+    char path[4096];       /* trace file path */
+    char host[64];
+    char rank[16];
+    uint64_t t0_ns;        /* CLOCK_MONOTONIC at start */
+};
+extern struct cg_state cg;
+void cg_shim_init(void);
+int cg_slot_of_soname(const char *soname);
+void cg_note_failure(void); /* counts failures for the exit line */
+/* export.c: counts a failed call and writes a plain call_failed event */
+void cg_hook_failed(int hook, long long status);
+
+/* ---- config.c: CONVGUARD_* read once at load */
+struct cg_config {
+    char dir[2048];
+    bool quiet;
+    bool fallback;
+    long long workspace_limit_mb; /* -1: unset */
+    long long reserve_mb;         /* 0: none */
+    long long max_mb;             /* trace size cap */
+    char extra_libs[512];         /* CONVGUARD_EXTRA_LIBS: more name prefixes to trace */
+};
+extern struct cg_config cg_cfg;
+void cg_config_load(void);
+const char *cg_getenv(const char *name); /* reads environ directly, usable before libc's own init */
+
+/* ---- trace.c: one JSON object per line, one write(2) per event */
+struct cg_ev {
+    char *buf;
+    size_t len, cap;
+    bool overflow;
+};
+#define CG_EV_BUF 16384
+void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name);
+void cg_ev_str(struct cg_ev *e, const char *key, const char *val);  /* NULL -> null */
+void cg_ev_strn(struct cg_ev *e, const char *key, const char *val, size_t n);
+void cg_ev_i64(struct cg_ev *e, const char *key, long long v);
+void cg_ev_u64(struct cg_ev *e, const char *key, unsigned long long v);
+void cg_ev_bool(struct cg_ev *e, const char *key, bool v);
+void cg_ev_hex(struct cg_ev *e, const char *key, unsigned long long v);
+void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-formatted JSON value */
+void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
+void cg_ev_close(struct cg_ev *e, char bracket);
+void cg_ev_end(struct cg_ev *e); /* writes the line */
+int cg_trace_open(void);
+void cg_trace_write(const char *line, size_t len);
+uint64_t cg_now_ns(void);
+extern _Atomic uint64_t cg_events_written, cg_events_dropped;
+
+/* ---- fmt.c: allocation-free helpers, safe in signal handlers */
+size_t cg_strlcpy(char *dst, const char *src, size_t cap);
+size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
+const char *cg_basename(const char *path);
+bool cg_starts_with(const char *s, const char *prefix);
+void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
+
+/* ---- elf.c: reading loaded objects without calling into the dynamic loader */
+struct cg_obj {
+    uintptr_t base;           /* load bias (l_addr) */
+    uintptr_t start, end;     /* lowest and highest mapped address */
+    const char *name;         /* dlpi_name: path, "" for the main program */
+    const void *dyn;          /* PT_DYNAMIC */
+    const void *phdr;
+    int phnum;
+};
+bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
+/* Calls fn for every loaded object; stops when fn returns non-zero. */
+int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
+const char *cg_elf_soname(const struct cg_obj *o);
+const char *cg_elf_runpath(const struct cg_obj *o, bool *is_rpath);
+/* i-th DT_NEEDED entry, NULL past the end */
+const char *cg_elf_needed(const struct cg_obj *o, int i);
+/* Address of symbol `name` defined by o, with version `ver` (NULL: the default one). */
+void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
+/* An address inside o's code holding a `ret` instruction, 0 if none. */
+uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
+unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
+
+/* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
+struct cg_libc_dl {
+    void *(*dlopen)(const char *, int);
+    void *(*dlmopen)(long, const char *, int);
+    void *(*dlsym)(void *, const char *);
+    void *(*dlvsym)(void *, const char *, const char *);
+    char *(*dlerror)(void);
+    int (*dlclose)(void *);
+};
+extern struct cg_libc_dl cg_dl;
+bool cg_real_dl_init(void);
+/* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
+ * glibc resolves bare names, $ORIGIN, RTLD_DEFAULT and RTLD_NEXT relative to
+ * the return address; this keeps those answers exactly what they would have
+ * been without the shim. */
+void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
+/* Resolves the real function of (slot, hook) for a call that reached our
+ * exported definition through a PLT. */
+void *cg_resolve_plt(int slot, int hook);
+/* Is this caller one of the traced CUDA-family libraries? family or -1 */
+int cg_caller_family(const void *caller);
+
+/* ---- loader.c: library loads and symbol lookups */
+int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
+bool cg_lib_is_traced_name(const char *path);
+void cg_loader_scan(const char *reason); /* record objects mapped since the last scan */
+void cg_loader_check_replaced(const char *when);
+/* Maps a real function address of a traced library to our entry (or returns it). */
+void *cg_loader_wrap(const char *name, void *real, int caller_family, const char *route);
+unsigned cg_loader_libs_seen(void);
+const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
+
+/* ---- versions.c: versions and compatibility verdicts */
+void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
+void cg_versions_verdicts(const char *when);
+int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+#endif

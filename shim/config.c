@@ -1,0 +1,113 @@
+/* config.c - CONVGUARD_* settings, read once at load through one table.
+ *
+ * Bad values never stop the program: each gets one warning on stderr and the
+ * default.  Values are read from `environ` directly (as mimalloc does) so this
+ * works even when called before libc has finished starting up. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cg.h"
+
+extern char **environ;
+
+struct cg_config cg_cfg = {
+    .dir = "./convguard-logs",
+    .workspace_limit_mb = -1,
+    .max_mb = 256,
+};
+
+const char *cg_getenv(const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
+
+/* Parses a whole non-negative decimal within [0, max]; false on anything else. */
+static bool parse_mb(const char *s, long long max, long long *out)
+{
+    if (!s || !*s)
+        return false;
+    long long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        v = v * 10 + (*p - '0');
+        if (v > max)
+            return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_flag(const char *name, const char *s)
+{
+    if (!s || !*s || strcmp(s, "0") == 0)
+        return false;
+    if (strcmp(s, "1") == 0)
+        return true;
+    cg_warn(name, "=<value> is not 0 or 1; using 0");
+    return false;
+}
+
+/* 16 TiB in MiB: more memory than any GPU has, small enough not to overflow
+ * when turned into bytes. */
+#define CG_MAX_MB (16ll << 20)
+
+enum opt_kind { OPT_DIR, OPT_FLAG, OPT_MB, OPT_LIST };
+static const struct option {
+    const char *name;
+    enum opt_kind kind;
+    void *dst;
+    long long max;
+} options[] = {
+    {"CONVGUARD_DIR", OPT_DIR, cg_cfg.dir, 0},
+    {"CONVGUARD_QUIET", OPT_FLAG, &cg_cfg.quiet, 0},
+    {"CONVGUARD_FALLBACK", OPT_FLAG, &cg_cfg.fallback, 0},
+    {"CONVGUARD_WORKSPACE_LIMIT_MB", OPT_MB, &cg_cfg.workspace_limit_mb, CG_MAX_MB},
+    {"CONVGUARD_RESERVE_MB", OPT_MB, &cg_cfg.reserve_mb, CG_MAX_MB},
+    {"CONVGUARD_MAX_MB", OPT_MB, &cg_cfg.max_mb, 1ll << 20},
+    {"CONVGUARD_EXTRA_LIBS", OPT_LIST, cg_cfg.extra_libs, 0},
+};
+
+void cg_config_load(void)
+{
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const struct option *o = &options[i];
+        const char *v = cg_getenv(o->name);
+        if (!v)
+            continue;
+        switch (o->kind) {
+        case OPT_DIR:
+            if (!*v)
+                cg_warn(o->name, " is empty; using ./convguard-logs");
+            else if (strlen(v) >= sizeof cg_cfg.dir - 64)
+                cg_warn(o->name, " is too long; using ./convguard-logs");
+            else
+                cg_strlcpy(o->dst, v, sizeof cg_cfg.dir);
+            break;
+        case OPT_FLAG:
+            *(bool *)o->dst = parse_flag(o->name, v);
+            break;
+        case OPT_MB: {
+            long long mb;
+            if (parse_mb(v, o->max, &mb))
+                *(long long *)o->dst = mb;
+            else
+                cg_warn(o->name, " is not a whole number of MiB in range; ignored");
+            break;
+        }
+        case OPT_LIST:
+            /* comma-separated name prefixes such as libcufft,libnccl */
+            if (strlen(v) >= sizeof cg_cfg.extra_libs)
+                cg_warn(o->name, " is too long; ignored");
+            else
+                cg_strlcpy(o->dst, v, sizeof cg_cfg.extra_libs);
+            break;
+        }
+    }
+}

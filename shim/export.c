@@ -1,0 +1,118 @@
+/* export.c - the override layer: every exported CUDA name, and nothing else.
+ *
+ * For each hook and each slot of its family this file defines one entry
+ * function.  The entry is exported under the slot's symbol version (PLT
+ * route) and handed out by dlsym/cuGetProcAddress (loader.c).  It only counts
+ * and forwards: the wrapper cg_w_<name> in the concern's file does the rest.
+ *
+ * Why non-default versions (cudnnCreate@libcudnn.so.9, one '@'): a program
+ * linked against libcudnn.so.9 asks for exactly that version and binds to us,
+ * while cuDNN's sub-libraries ask for cudnnGetStream@libcudnn_graph.so.9 and
+ * bind to the real one, and an unversioned dlsym(RTLD_DEFAULT, "cudnnCreate")
+ * never sees us at all, as if the shim were not there.  libcuda.so.1 has no
+ * symbol versions, so the driver's names are exported plainly. */
+#include "cg.h"
+
+const struct cg_slot_info cg_slots[CG_NSLOTS] = {
+    [CG_SLOT_CUDNN9] = {"libcudnn.so.9", "libcudnn.so.9", CG_FAM_CUDNN},
+    [CG_SLOT_CUDNN8] = {"libcudnn.so.8", "libcudnn.so.8", CG_FAM_CUDNN},
+    [CG_SLOT_CUDART13] = {"libcudart.so.13", "libcudart.so.13", CG_FAM_CUDART},
+    [CG_SLOT_CUDART12] = {"libcudart.so.12", "libcudart.so.12", CG_FAM_CUDART},
+    [CG_SLOT_CUDART11] = {"libcudart.so.11.0", "libcudart.so.11.0", CG_FAM_CUDART},
+    [CG_SLOT_DRV] = {"libcuda.so.1", NULL, CG_FAM_DRV},
+};
+
+const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
+#define CG_HOOK(fam, ret, name, params, args) [CG_H_##name] = {#name, CG_FAM_##fam},
+#define CG_HOOK_PLAIN CG_HOOK
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+};
+
+_Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+struct cg_counter cg_count[CG_NHOOKS];
+
+/* A hook whose real function cannot be found (the library vanished) fails
+ * the way the library itself fails when it is missing. */
+#define CG_MISSING_CUDNN CUDNN_STATUS_NOT_INITIALIZED
+#define CG_MISSING_CUDART cudaErrorInsufficientDriver
+#define CG_MISSING_DRV CUDA_ERROR_NOT_INITIALIZED
+
+#define CG_ENTRY_BODY(slot, fam, ret, name, args)                                                             \
+    {                                                                                                          \
+        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
+        if (CG_UNLIKELY(!real)) {                                                                              \
+            real = (cg_t_##name)cg_resolve_plt(slot, CG_H_##name);                                             \
+            if (!real)                                                                                         \
+                return (ret)CG_MISSING_##fam;                                                                  \
+        }                                                                                                      \
+        atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
+        if (CG_UNLIKELY(!atomic_load_explicit(&cg.traced, memory_order_relaxed)))                             \
+            return real args;                                                                                  \
+        return cg_w_##name(real, CG_UNPAREN args);                                                             \
+    }
+
+/* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
+#define CG_VENTRY(slot, tag, ver, fam, ret, name, params, args)                                               \
+    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
+        CG_ENTRY_BODY(slot, fam, ret, name, args)
+
+#define CG_ENTRIES_CUDNN(ret, name, params, args)                                                             \
+    CG_VENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args)                       \
+    CG_VENTRY(CG_SLOT_CUDNN8, cudnn8, "libcudnn.so.8", CUDNN, ret, name, params, args)
+#define CG_ENTRIES_CUDART(ret, name, params, args)                                                            \
+    CG_VENTRY(CG_SLOT_CUDART13, cudart13, "libcudart.so.13", CUDART, ret, name, params, args)                \
+    CG_VENTRY(CG_SLOT_CUDART12, cudart12, "libcudart.so.12", CUDART, ret, name, params, args)                \
+    CG_VENTRY(CG_SLOT_CUDART11, cudart11, "libcudart.so.11.0", CUDART, ret, name, params, args)
+/* The driver's entries carry the real name, unversioned. */
+#define CG_ENTRIES_DRV(ret, name, params, args)                                                               \
+    CG_EXPORT ret name params CG_ENTRY_BODY(CG_SLOT_DRV, DRV, ret, name, args)
+
+#define CG_HOOK(fam, ret, name, params, args) CG_ENTRIES_##fam(ret, name, params, args)
+#define CG_HOOK_PLAIN CG_HOOK
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+
+/* Generated wrappers for CG_HOOK_PLAIN: the call, and an event on failure. */
+#define CG_HOOK(fam, ret, name, params, args)
+#define CG_HOOK_PLAIN(fam, ret, name, params, args)                                                           \
+    ret cg_w_##name(cg_t_##name real, CG_UNPAREN params)                                                       \
+    {                                                                                                          \
+        ret r = real args;                                                                                     \
+        if (CG_UNLIKELY(r != 0))                                                                               \
+            cg_hook_failed(CG_H_##name, (long long)r);                                                        \
+        return r;                                                                                              \
+    }
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+
+void cg_hook_failed(int hook, long long status)
+{
+    char b[1024];
+    struct cg_ev e;
+    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+    cg_note_failure();
+    cg_ev_begin(&e, b, sizeof b, "call_failed");
+    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_i64(&e, "status", status);
+    cg_ev_end(&e);
+}
+
+/* The table dlsym and cuGetProcAddress hand out. */
+#define CG_EREF_CUDNN(name)                                                                                    \
+    [CG_SLOT_CUDNN9][CG_H_##name] = (void *)cg_x_cudnn9_##name, [CG_SLOT_CUDNN8][CG_H_##name] = (void *)cg_x_cudnn8_##name,
+#define CG_EREF_CUDART(name)                                                                                   \
+    [CG_SLOT_CUDART13][CG_H_##name] = (void *)cg_x_cudart13_##name,                                            \
+    [CG_SLOT_CUDART12][CG_H_##name] = (void *)cg_x_cudart12_##name,                                            \
+    [CG_SLOT_CUDART11][CG_H_##name] = (void *)cg_x_cudart11_##name,
+#define CG_EREF_DRV(name) [CG_SLOT_DRV][CG_H_##name] = (void *)name,
+void *const cg_entry[CG_NSLOTS][CG_NHOOKS] = {
+#define CG_HOOK(fam, ret, name, params, args) CG_EREF_##fam(name)
+#define CG_HOOK_PLAIN CG_HOOK
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+};

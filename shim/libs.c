@@ -1,0 +1,450 @@
+/* libs.c - which CUDA-family libraries are mapped, from where, and how they
+ * came to be loaded.  Each library is recorded once, as a `lib` event, when it
+ * first appears in the link map (at start, or after a dlopen that brought it
+ * in directly or as a dependency); each dlopen of a CUDA-family name is a
+ * `dlopen` event.  Failed attempts that a later success of the same library
+ * follows (cuDNN tries .so.9.19.0, .so.9.19, then .so.9) are benign probes. */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cg.h"
+#include "libs.h"
+
+static struct cg_lib libs[CG_MAX_LIBS];
+static int nlibs;
+/* Recursive: recording a library may call into it (versions.c), and a load it
+ * triggers comes back through dlopen on the same thread. */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+/* Failed loads not (yet) followed by a success of the same stem. */
+#define MAX_PROBES 32
+static struct probe {
+    char stem[96];
+    char names[512]; /* JSON array body, e.g. "a","b" */
+    int count;
+} probes[MAX_PROBES];
+
+static const char *const prefixes[] = {
+    "libcudnn", "libcudart", "libcuda.so", "libcublas", "libnvrtc", "libnvidia-ml", "libnvJitLink",
+};
+
+int cg_lib_family_of_name(const char *path)
+{
+    const char *b = cg_basename(path);
+    if (cg_starts_with(b, "libcudnn"))
+        return CG_FAM_CUDNN;
+    if (cg_starts_with(b, "libcudart"))
+        return CG_FAM_CUDART;
+    if (cg_starts_with(b, "libcuda.so"))
+        return CG_FAM_DRV;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (cg_starts_with(b, prefixes[i]))
+            return CG_FAM_OTHER;
+    /* CONVGUARD_EXTRA_LIBS=libcufft,libnccl widens the set */
+    const char *p = cg_cfg.extra_libs;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n && strncmp(b, p, n) == 0)
+            return CG_FAM_OTHER;
+        p += n + (comma ? 1 : 0);
+    }
+    return -1;
+}
+
+bool cg_lib_is_traced_name(const char *path) { return cg_lib_family_of_name(path) >= 0; }
+
+static const char *family_name(int f)
+{
+    static const char *const names[] = {"cudnn", "cudart", "driver", "other"};
+    return f >= 0 && f <= CG_FAM_OTHER ? names[f] : "other";
+}
+
+static void flags_str(int flags, char *out, size_t cap)
+{
+    size_t n = cg_strlcpy(out, (flags & RTLD_NOW) ? "RTLD_NOW" : "RTLD_LAZY", cap);
+    static const struct {
+        int bit;
+        const char *name;
+    } f[] = {{RTLD_GLOBAL, "|RTLD_GLOBAL"}, {RTLD_NOLOAD, "|RTLD_NOLOAD"}, {RTLD_NODELETE, "|RTLD_NODELETE"},
+             {RTLD_DEEPBIND, "|RTLD_DEEPBIND"}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if ((flags & f[i].bit) && n < cap)
+            n += cg_strlcpy(out + n, f[i].name, cap - n);
+    if (!(flags & RTLD_GLOBAL) && n < cap)
+        cg_strlcpy(out + n, "|RTLD_LOCAL", cap - n);
+}
+
+static void caller_str(const void *caller, struct cg_ev *e)
+{
+    struct cg_obj o;
+    if (caller && cg_elf_find_obj(caller, &o)) {
+        cg_ev_str(e, "caller", o.name[0] ? o.name : "(main program)");
+        cg_ev_hex(e, "caller_offset", (uintptr_t)caller - o.base);
+    } else {
+        cg_ev_str(e, "caller", NULL);
+    }
+}
+
+struct needed_ctx {
+    const char *soname;
+    char by[512];
+};
+
+static int needed_cb(const struct cg_obj *o, void *p)
+{
+    struct needed_ctx *c = p;
+    for (int i = 0; o->dyn; i++) {
+        const char *n = cg_elf_needed(o, i);
+        if (!n)
+            break;
+        if (strcmp(n, c->soname) == 0) {
+            cg_strlcpy(c->by, o->name[0] ? o->name : "(main program)", sizeof c->by);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void record_lib(const struct cg_obj *o, const char *via)
+{
+    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
+    if (nlibs >= CG_MAX_LIBS)
+        return;
+    struct cg_lib *l = &libs[nlibs++];
+    memset(l, 0, sizeof *l);
+    l->base = o->base;
+    l->start = o->start;
+    l->end = o->end;
+    cg_strlcpy(l->path, o->name, sizeof l->path);
+    cg_strlcpy(l->soname, so ? so : cg_basename(o->name), sizeof l->soname);
+    l->family = cg_lib_family_of_name(l->soname);
+    if (l->family < 0)
+        l->family = cg_lib_family_of_name(o->name);
+    l->version = -1;
+    l->built_for = -1;
+    struct stat st;
+    if (stat(o->name, &st) == 0) {
+        l->dev = st.st_dev;
+        l->ino = st.st_ino;
+        l->size = st.st_size;
+        l->mtime = (long long)st.st_mtime;
+    }
+    /* Versions first (they may answer from the library itself), then the event. */
+    cg_versions_on_load(o, l->soname, l->family);
+    char b[4096];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "lib");
+    cg_ev_str(&e, "path", l->path);
+    cg_ev_str(&e, "soname", l->soname);
+    cg_ev_str(&e, "family", family_name(l->family));
+    if (l->ino) {
+        cg_ev_i64(&e, "size", l->size);
+        cg_ev_i64(&e, "mtime", l->mtime);
+        cg_ev_u64(&e, "inode", l->ino);
+        cg_ev_u64(&e, "dev", l->dev);
+    }
+    if (l->version >= 0)
+        cg_ev_i64(&e, "version", l->version);
+    if (l->built_for >= 0)
+        cg_ev_i64(&e, "cuda_built_for", l->built_for);
+    struct needed_ctx nc = {.soname = l->soname};
+    if (cg_elf_each_obj(needed_cb, &nc))
+        cg_ev_str(&e, "needed_by", nc.by);
+    cg_ev_str(&e, "via", via);
+    cg_ev_end(&e);
+}
+
+/* versions.c fills the version fields of the entry being recorded */
+struct cg_lib *cg_libs_current(void) { return nlibs ? &libs[nlibs - 1] : NULL; }
+
+struct scan_ctx {
+    const char *via;
+    int added;
+};
+
+static int scan_cb(const struct cg_obj *o, void *p)
+{
+    struct scan_ctx *c = p;
+    if (!o->name[0])
+        return 0;
+    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
+    if (!cg_lib_is_traced_name(so ? so : o->name) && !cg_lib_is_traced_name(o->name))
+        return 0;
+    for (int i = 0; i < nlibs; i++)
+        if (!libs[i].unloaded && libs[i].base == o->base && strcmp(libs[i].path, o->name) == 0)
+            return 0;
+    record_lib(o, c->via);
+    c->added++;
+    return 0;
+}
+
+static struct cg_lib *scan_locked(const char *via)
+{
+    int before = nlibs;
+    struct scan_ctx c = {via, 0};
+    cg_elf_each_obj(scan_cb, &c);
+    if (nlibs > before)
+        cg_versions_verdicts("load");
+    return NULL;
+}
+
+void cg_loader_scan(const char *reason)
+{
+    pthread_mutex_lock(&lock);
+    scan_locked(reason);
+    pthread_mutex_unlock(&lock);
+}
+
+unsigned cg_loader_libs_seen(void)
+{
+    pthread_mutex_lock(&lock);
+    unsigned n = 0;
+    for (int i = 0; i < nlibs; i++)
+        n += libs[i].family != CG_FAM_OTHER || 1;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+static struct probe *probe_find(const char *stem)
+{
+    for (int i = 0; i < MAX_PROBES; i++)
+        if (probes[i].count && strcmp(probes[i].stem, stem) == 0)
+            return &probes[i];
+    return NULL;
+}
+
+void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name)
+{
+    struct link_map *lm = handle;
+    char fl[96], stem[96];
+    flags_str(flags, fl, sizeof fl);
+    cg_lib_stem(file, stem, sizeof stem);
+    pthread_mutex_lock(&lock);
+    char b[4096];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "dlopen");
+    cg_ev_str(&e, "name", file);
+    cg_ev_str(&e, "flags", fl);
+    caller_str(caller, &e);
+    cg_ev_bool(&e, "ok", true);
+    cg_ev_str(&e, "path", lm && lm->l_name && lm->l_name[0] ? lm->l_name : NULL);
+    struct probe *p = traced_name ? probe_find(stem) : NULL;
+    if (p) {
+        cg_ev_open(&e, "benign_probes", '[');
+        cg_ev_raw(&e, NULL, p->names);
+        cg_ev_close(&e, ']');
+        p->count = 0;
+    }
+    if (traced_name)
+        cg_ev_end(&e);
+    /* For other names (a Python extension module, say) the event is written
+     * only when it brought a CUDA-family library in. */
+    int before = nlibs;
+    scan_locked(file);
+    if (!traced_name && nlibs > before) {
+        /* written after the lib events, since we only now know it mattered */
+        cg_ev_end(&e);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err)
+{
+    char fl[96], stem[96];
+    flags_str(flags, fl, sizeof fl);
+    cg_lib_stem(file, stem, sizeof stem);
+    pthread_mutex_lock(&lock);
+    char b[CG_EV_BUF];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "dlopen");
+    cg_ev_str(&e, "name", file);
+    cg_ev_str(&e, "flags", fl);
+    caller_str(caller, &e);
+    cg_ev_bool(&e, "ok", false);
+    cg_ev_str(&e, "error", err);
+    cg_ev_str(&e, "stem", stem);
+    cg_search_candidates(&e, file, caller);
+    cg_ev_end(&e);
+    struct probe *p = probe_find(stem);
+    if (!p)
+        for (int i = 0; i < MAX_PROBES && !p; i++)
+            if (!probes[i].count) {
+                p = &probes[i];
+                cg_strlcpy(p->stem, stem, sizeof p->stem);
+                p->names[0] = 0;
+            }
+    if (p) {
+        size_t n = strlen(p->names);
+        if (n + strlen(file) + 4 < sizeof p->names) {
+            /* names are file names the program chose: keep them JSON-safe */
+            char tmp[CG_EV_BUF];
+            struct cg_ev q;
+            q.buf = tmp;
+            q.cap = sizeof tmp;
+            q.len = 0;
+            q.overflow = false;
+            tmp[q.len++] = '[';
+            cg_ev_str(&q, NULL, file);
+            tmp[q.len] = 0;
+            if (n)
+                p->names[n++] = ',';
+            cg_strlcpy(p->names + n, tmp + 1, sizeof p->names - n);
+        }
+        p->count++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+int cg_libs_unresolved_failures(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_PROBES; i++)
+        n += probes[i].count;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+struct alive_ctx {
+    uintptr_t base;
+    const char *path;
+};
+static int alive_cb(const struct cg_obj *o, void *p)
+{
+    struct alive_ctx *c = p;
+    return o->base == c->base && strcmp(o->name, c->path) == 0;
+}
+
+void cg_libs_after_close(uintptr_t base)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nlibs; i++) {
+        struct cg_lib *l = &libs[i];
+        if (l->unloaded || l->base != base)
+            continue;
+        struct alive_ctx c = {base, l->path};
+        if (cg_elf_each_obj(alive_cb, &c))
+            continue;
+        l->unloaded = true;
+        /* forget real functions that lived in the unmapped library */
+        for (int s = 0; s < CG_NSLOTS; s++)
+            for (int h = 0; h < CG_NHOOKS; h++) {
+                uintptr_t r = (uintptr_t)atomic_load(&cg_real[s][h]);
+                if (r >= l->start && r < l->end)
+                    atomic_store(&cg_real[s][h], NULL);
+            }
+        char b[1024];
+        struct cg_ev e;
+        cg_ev_begin(&e, b, sizeof b, "lib_unloaded");
+        cg_ev_str(&e, "path", l->path);
+        cg_ev_end(&e);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void cg_libs_step_aside(const char *name, void *real, void *first, const char *route)
+{
+    struct cg_obj a, b2;
+    char b[2048];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "step_aside");
+    cg_ev_str(&e, "fn", name);
+    cg_ev_str(&e, "route", route);
+    cg_ev_str(&e, "reason", "a second copy of the library: its functions are passed through unwrapped");
+    cg_ev_str(&e, "this_copy", cg_elf_find_obj(real, &a) ? a.name : NULL);
+    cg_ev_str(&e, "wrapped_copy", cg_elf_find_obj(first, &b2) ? b2.name : NULL);
+    cg_ev_end(&e);
+}
+
+void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nlibs; i++)
+        if (!libs[i].unloaded)
+            fn(&libs[i], arg);
+    pthread_mutex_unlock(&lock);
+}
+
+static void replaced_cb(struct cg_lib *l, void *arg)
+{
+    struct stat st;
+    if (!l->ino || l->replaced_reported)
+        return;
+    bool gone = stat(l->path, &st) != 0;
+    if (!gone && st.st_dev == l->dev && st.st_ino == l->ino && st.st_size == l->size &&
+        (long long)st.st_mtime == l->mtime)
+        return;
+    l->replaced_reported = true;
+    char b[2048];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "verdict");
+    cg_ev_str(&e, "kind", "lib_replaced_on_disk");
+    cg_ev_str(&e, "path", l->path);
+    cg_ev_str(&e, "when", (const char *)arg);
+    cg_ev_bool(&e, "deleted", gone);
+    cg_ev_str(&e, "detail",
+              gone ? "the file this process mapped was deleted since it was loaded"
+                   : "the file on disk is not the one this process mapped (replaced since it was loaded)");
+    cg_ev_end(&e);
+}
+
+void cg_loader_check_replaced(const char *when) { cg_libs_each(replaced_cb, (void *)when); }
+
+struct primary_ctx {
+    char *out;
+    size_t cap;
+    int best;
+};
+
+static void primary_cb(struct cg_lib *l, void *arg)
+{
+    struct primary_ctx *c = arg;
+    /* prefer libcudnn.so.N, then cudart, then the driver */
+    int rank = cg_starts_with(l->soname, "libcudnn.so") ? 3 : l->family == CG_FAM_CUDART ? 2 : l->family == CG_FAM_DRV ? 1 : 0;
+    if (rank <= c->best)
+        return;
+    c->best = rank;
+    size_t n = cg_strlcpy(c->out, l->soname, c->cap);
+    int v = rank == 3 ? cg_versions_cudnn() : (int)l->version;
+    if (v > 0 && n < c->cap) {
+        char d[48];
+        size_t k = 0;
+        d[k++] = ' ';
+        int major, minor, patch;
+        if (rank == 3 && v >= 90000) {
+            major = v / 10000, minor = (v / 100) % 100, patch = v % 100;
+        } else if (rank == 3) {
+            major = v / 1000, minor = (v / 100) % 10, patch = v % 100;
+        } else {
+            major = v / 1000, minor = (v % 1000) / 10, patch = -1;
+        }
+        k += cg_utoa(d + k, (unsigned)major);
+        d[k++] = '.';
+        k += cg_utoa(d + k, (unsigned)minor);
+        if (patch >= 0) {
+            d[k++] = '.';
+            k += cg_utoa(d + k, (unsigned)patch);
+        }
+        d[k] = 0;
+        n += cg_strlcpy(c->out + n, d, c->cap - n);
+    }
+    if (n < c->cap) {
+        n += cg_strlcpy(c->out + n, " (", c->cap - n);
+        if (n < c->cap)
+            n += cg_strlcpy(c->out + n, l->path, c->cap - n);
+        if (n < c->cap)
+            cg_strlcpy(c->out + n, ")", c->cap - n);
+    }
+}
+
+const char *cg_loader_primary(char *out, size_t cap)
+{
+    struct primary_ctx c = {out, cap, 0};
+    out[0] = 0;
+    cg_libs_each(primary_cb, &c);
+    return out;
+}

@@ -1,0 +1,44 @@
+/* libs.h - the table of CUDA-family libraries seen in this process (libs.c)
+ * and the search-order listing used when a load fails (search.c). */
+#ifndef CONVGUARD_LIBS_H
+#define CONVGUARD_LIBS_H
+
+#include <sys/stat.h>
+
+#include "cg.h"
+
+#define CG_FAM_OTHER CG_NFAMILIES /* traced, but not a hooked family (cuBLAS, NVRTC, NVML...) */
+#define CG_MAX_LIBS 192
+
+struct cg_lib {
+    uintptr_t base;
+    uintptr_t start, end;
+    char path[512];
+    char soname[96];
+    int family;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    long long mtime;
+    bool unloaded;
+    bool replaced_reported;
+    long long version;      /* the library's own version number, -1 unknown */
+    long long built_for;    /* cuDNN: cudnnGetCudartVersion, -1 unknown */
+};
+
+/* loader.c -> libs.c */
+void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name);
+void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err);
+void cg_libs_after_close(uintptr_t base);
+void cg_libs_step_aside(const char *name, void *real, void *first, const char *route);
+
+/* Visit every library still mapped, under the table's lock. */
+void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
+int cg_libs_unresolved_failures(void);
+
+/* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */
+void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller);
+/* "libcudnn_graph.so.9.19.0" -> "libcudnn_graph.so" (stem) and "9.19.0" (version) */
+size_t cg_lib_stem(const char *file, char *out, size_t cap);
+const char *cg_lib_name_version(const char *file);
+#endif

@@ -1,0 +1,277 @@
+/* loader.c - the dynamic-loader interposers: dlopen, dlmopen, dlsym, dlvsym,
+ * dlclose, dlerror, and the driver entry-point functions (cuGetProcAddress,
+ * cudaGetDriverEntryPoint).
+ *
+ * The rules that keep the program's view unchanged:
+ *  - the real function always runs "as" the program's caller (cg_call_as), so
+ *    bare names, $ORIGIN, namespaces, RTLD_DEFAULT/RTLD_NEXT and dlerror()
+ *    texts are what they would have been;
+ *  - dlerror(): when the shim has to read an error text it keeps a copy and
+ *    hands exactly that text back on the caller's next dlerror() call;
+ *  - a hooked symbol is handed out wrapped only when it comes from the very
+ *    library its slot names and the asker is not that library's own family
+ *    (cuDNN looking up its own functions gets them untouched);
+ *  - a second copy of a library is never wrapped: the shim steps aside. */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "cg.h"
+#include "libs.h"
+
+/* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
+ * the compiler must not drop our checks on that promise. */
+#define LAUNDER(p) __asm__("" : "+r"(p))
+
+/* ---- dlerror that the shim had to consume, per thread */
+static __thread char pending_err[1024];
+static __thread bool pending;
+
+static void pending_clear(void) { pending = false; }
+
+static void pending_set(const char *msg)
+{
+    cg_strlcpy(pending_err, msg, sizeof pending_err);
+    pending = true;
+}
+
+CG_EXPORT char *dlerror(void)
+{
+    if (pending) {
+        pending = false;
+        return pending_err;
+    }
+    if (!cg_real_dl_init() && !cg_dl.dlerror)
+        return NULL;
+    return cg_dl.dlerror();
+}
+
+/* ---- dlopen / dlmopen */
+static void *open_as(const void *caller, long lmid, bool m, const char *file, int flags)
+{
+    if (m)
+        return cg_call_as(caller, (void *)cg_dl.dlmopen, (void *)lmid, (void *)file, (void *)(long)flags);
+    return cg_call_as(caller, (void *)cg_dl.dlopen, (void *)file, (void *)(long)flags, NULL);
+}
+
+static void *do_open(const void *caller, long lmid, bool m, const char *file, int flags)
+{
+    pending_clear();
+    if (!cg_real_dl_init())
+        return NULL;
+    if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file)
+        return open_as(caller, lmid, m, file, flags);
+    bool traced = cg_lib_is_traced_name(file);
+    unsigned long long adds = cg_elf_adds();
+    void *h = open_as(caller, lmid, m, file, flags);
+    if (h) {
+        if (traced || cg_elf_adds() != adds)
+            cg_libs_after_open(file, flags, caller, h, traced);
+    } else if (traced) {
+        /* Reading the reason consumes it: keep it for the caller's dlerror(). */
+        const char *err = cg_dl.dlerror();
+        pending_set(err ? err : "");
+        cg_libs_open_failed(file, flags, caller, err);
+        if (!err)
+            pending = false;
+    }
+    return h;
+}
+
+CG_EXPORT void *dlopen(const char *file, int flags)
+{
+    return do_open(__builtin_return_address(0), 0, false, file, flags);
+}
+
+CG_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
+{
+    return do_open(__builtin_return_address(0), (long)lmid, true, file, flags);
+}
+
+CG_EXPORT int dlclose(void *handle)
+{
+    pending_clear();
+    if (!cg_real_dl_init())
+        return -1;
+    LAUNDER(handle);
+    struct link_map *lm = handle;
+    uintptr_t base = lm ? lm->l_addr : 0;
+    int r = cg_dl.dlclose(handle);
+    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed))
+        cg_libs_after_close(base);
+    return r;
+}
+
+/* ---- dlsym / dlvsym */
+static int hook_by_name(const char *name)
+{
+    for (int h = 0; h < CG_NHOOKS; h++)
+        if (strcmp(cg_hooks[h].name, name) == 0)
+            return h;
+    return -1;
+}
+
+int cg_slot_of_soname(const char *soname)
+{
+    for (int s = 0; soname && s < CG_NSLOTS; s++)
+        if (strcmp(cg_slots[s].soname, soname) == 0)
+            return s;
+    return -1;
+}
+
+static bool in_self(const void *p)
+{
+    static char anchor;
+    struct cg_obj self;
+    return cg_elf_find_obj(&anchor, &self) && (uintptr_t)p >= self.start && (uintptr_t)p < self.end;
+}
+
+/* What glibc would have said for a failed RTLD_DEFAULT/RTLD_NEXT lookup:
+ * "<caller's file name>: undefined symbol: <name>". */
+static void undefined_symbol_error(const void *caller, const char *name, const char *version)
+{
+    extern char *program_invocation_name;
+    struct cg_obj o;
+    const char *who = (cg_elf_find_obj(caller, &o) && o.name[0]) ? o.name : program_invocation_name;
+    char msg[1024];
+    size_t n = cg_strlcpy(msg, who, sizeof msg);
+    n += cg_strlcpy(msg + n, ": undefined symbol: ", n < sizeof msg ? sizeof msg - n : 0);
+    n += cg_strlcpy(msg + n, name, n < sizeof msg ? sizeof msg - n : 0);
+    if (version) {
+        n += cg_strlcpy(msg + n, ", version ", n < sizeof msg ? sizeof msg - n : 0);
+        cg_strlcpy(msg + n, version, n < sizeof msg ? sizeof msg - n : 0);
+    }
+    pending_set(msg);
+}
+
+void *cg_loader_wrap(const char *name, void *real, int caller_family, const char *route)
+{
+    int h = hook_by_name(name);
+    if (h < 0 || (int)cg_hooks[h].family == caller_family)
+        return real;
+    struct cg_obj o;
+    if (!cg_elf_find_obj(real, &o) || !o.dyn)
+        return real;
+    int s = cg_slot_of_soname(cg_elf_soname(&o));
+    if (s < 0 || cg_slots[s].family != cg_hooks[h].family)
+        return real;
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&cg_real[s][h], &expected, real) && expected != real) {
+        cg_libs_step_aside(name, real, expected, route);
+        return real;
+    }
+    return cg_entry[s][h];
+}
+
+static void *after_sym(void *handle, const char *name, const char *version, void *r, const void *caller)
+{
+    bool special = handle == RTLD_DEFAULT || handle == RTLD_NEXT;
+    if (r && special && in_self(r)) {
+        /* Only our unversioned driver exports can be found this way: answer
+         * as if the shim were not loaded, by searching past it. */
+        r = version ? cg_dl.dlvsym(RTLD_NEXT, name, version) : cg_dl.dlsym(RTLD_NEXT, name);
+        if (!r) {
+            if (cg_dl.dlerror) /* discard the text naming the shim */
+                cg_dl.dlerror();
+            undefined_symbol_error(caller, name, version);
+            return NULL;
+        }
+    }
+    if (!r || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
+        return r;
+    return cg_loader_wrap(name, r, cg_caller_family(caller), "dlsym");
+}
+
+CG_EXPORT void *dlsym(void *handle, const char *name)
+{
+    const void *caller = __builtin_return_address(0);
+    LAUNDER(name);
+    pending_clear();
+    if (!cg_real_dl_init())
+        return NULL;
+    void *r;
+    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT)
+        r = cg_call_as(caller, (void *)cg_dl.dlsym, handle, (void *)name, NULL);
+    else
+        r = cg_dl.dlsym(handle, name);
+    /* two-character filter: every hooked name starts with "cu" */
+    if (!r || !name || name[0] != 'c' || name[1] != 'u')
+        return r;
+    return after_sym(handle, name, NULL, r, caller);
+}
+
+CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
+{
+    const void *caller = __builtin_return_address(0);
+    LAUNDER(name);
+    pending_clear();
+    if (!cg_real_dl_init())
+        return NULL;
+    void *r;
+    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT)
+        r = cg_call_as(caller, (void *)cg_dl.dlvsym, handle, (void *)name, (void *)version);
+    else
+        r = cg_dl.dlvsym(handle, name, version);
+    if (!r || !name || name[0] != 'c' || name[1] != 'u')
+        return r;
+    return after_sym(handle, name, version, r, caller);
+}
+
+/* ---- driver entry points: hand out wrapped driver functions.
+ * The driver answers base names ("cuMemAlloc") with the versioned function
+ * (cuMemAlloc_v2); we recognise the answer by its address, which is the
+ * address of an exported symbol of libcuda.so.1. */
+static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
+{
+    if (!fn || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
+        return fn;
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        if (cg_hooks[h].family != CG_FAM_DRV)
+            continue;
+        void *real = atomic_load_explicit(&cg_real[CG_SLOT_DRV][h], memory_order_acquire);
+        if (!real)
+            real = cg_resolve_plt(CG_SLOT_DRV, h);
+        if (real == fn)
+            return cg_entry[CG_SLOT_DRV][h];
+    }
+    (void)symbol;
+    (void)route;
+    return fn;
+}
+
+CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, const char *symbol, void **fn, int version,
+                               cuuint64_t flags)
+{
+    CUresult r = real(symbol, fn, version, flags);
+    if (r == CUDA_SUCCESS && fn)
+        *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress");
+    return r;
+}
+
+CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, const char *symbol, void **fn, int version,
+                                  cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    CUresult r = real(symbol, fn, version, flags, status);
+    if (r == CUDA_SUCCESS && fn)
+        *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress_v2");
+    return r;
+}
+
+cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, const char *symbol, void **fn,
+                                         unsigned long long flags, cudaDriverEntryPointQueryResult *status)
+{
+    cudaError_t r = real(symbol, fn, flags, status);
+    if (r == cudaSuccess && fn)
+        *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPoint");
+    return r;
+}
+
+cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointByVersion real, const char *symbol,
+                                                  void **fn, unsigned int version, unsigned long long flags,
+                                                  cudaDriverEntryPointQueryResult *status)
+{
+    cudaError_t r = real(symbol, fn, version, flags, status);
+    if (r == cudaSuccess && fn)
+        *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPointByVersion");
+    return r;
+}

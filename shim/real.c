@@ -1,0 +1,110 @@
+/* real.c - reaching the real functions.
+ *
+ * The dynamic-loader functions are found by reading libc's (or, before glibc
+ * 2.34, libdl's) symbol table from memory: the shim exports dlopen and dlsym
+ * itself, so any call by name would come back to us.
+ * CUDA functions reached through a PLT are resolved in the library the slot
+ * names (libcudnn.so.9, ...), by its own symbol table and version: never by
+ * RTLD_NEXT, which misses libraries loaded RTLD_LOCAL. */
+#include <string.h>
+
+#include "cg.h"
+
+struct cg_libc_dl cg_dl;
+
+struct dl_find {
+    const char *soname;
+    struct cg_obj obj;
+    int found;
+};
+
+static int by_soname(const struct cg_obj *o, void *p)
+{
+    struct dl_find *f = p;
+    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
+    if (so && strcmp(so, f->soname) == 0) {
+        if (!f->found)
+            f->obj = *o;
+        f->found++;
+    }
+    return 0;
+}
+
+static void *dl_sym(const char *name)
+{
+    static const char *libs[] = {"libc.so.6", "libdl.so.2"};
+    for (size_t i = 0; i < 2; i++) {
+        struct dl_find f = {.soname = libs[i]};
+        cg_elf_each_obj(by_soname, &f);
+        if (f.found) {
+            void *p = cg_elf_sym(&f.obj, name, NULL);
+            if (p)
+                return p;
+        }
+    }
+    return NULL;
+}
+
+bool cg_real_dl_init(void)
+{
+    if (cg_dl.dlsym)
+        return true;
+    cg_dl.dlopen = (void *(*)(const char *, int))dl_sym("dlopen");
+    cg_dl.dlmopen = (void *(*)(long, const char *, int))dl_sym("dlmopen");
+    cg_dl.dlvsym = (void *(*)(void *, const char *, const char *))dl_sym("dlvsym");
+    cg_dl.dlerror = (char *(*)(void))dl_sym("dlerror");
+    cg_dl.dlclose = (int (*)(void *))dl_sym("dlclose");
+    void *s = dl_sym("dlsym");
+    __atomic_store_n(&cg_dl.dlsym, (void *(*)(void *, const char *))s, __ATOMIC_RELEASE);
+    return cg_dl.dlsym && cg_dl.dlopen && cg_dl.dlmopen && cg_dl.dlvsym && cg_dl.dlerror && cg_dl.dlclose;
+}
+
+#if defined(__x86_64__)
+void *cg_call_as_asm(uintptr_t gadget, void *fn, void *a, void *b, void *c);
+
+void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
+{
+    static char self_anchor;
+    struct cg_obj o, self;
+    if (caller && cg_elf_find_obj(caller, &o) && !(cg_elf_find_obj(&self_anchor, &self) && self.base == o.base)) {
+        uintptr_t g = cg_elf_ret_gadget(&o);
+        if (g)
+            return cg_call_as_asm(g, fn, a, b, c);
+    }
+    return ((void *(*)(void *, void *, void *))fn)(a, b, c);
+}
+#else
+/* Elsewhere the loader sees the shim as the caller: bare names resolve
+ * without the caller's RUNPATH.  Documented in docs/hooks.md. */
+void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
+{
+    (void)caller;
+    return ((void *(*)(void *, void *, void *))fn)(a, b, c);
+}
+#endif
+
+void *cg_resolve_plt(int slot, int hook)
+{
+    struct dl_find f = {.soname = cg_slots[slot].soname};
+    cg_elf_each_obj(by_soname, &f);
+    if (!f.found)
+        return NULL;
+    void *p = cg_elf_sym(&f.obj, cg_hooks[hook].name, cg_slots[slot].version_node);
+    if (!p && cg_slots[slot].version_node)
+        p = cg_elf_sym(&f.obj, cg_hooks[hook].name, NULL);
+    if (p) {
+        void *expected = NULL;
+        if (!atomic_compare_exchange_strong(&cg_real[slot][hook], &expected, p))
+            p = expected;
+    }
+    return p;
+}
+
+int cg_caller_family(const void *caller)
+{
+    struct cg_obj o;
+    if (!caller || !cg_elf_find_obj(caller, &o))
+        return -1;
+    const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
+    return cg_lib_family_of_name(so ? so : o.name);
+}

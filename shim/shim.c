@@ -1,0 +1,270 @@
+/* shim.c - start, fork and exit of a traced process.
+ *
+ * At load: read the settings, open this process's trace file, write the
+ * `start` event and record the CUDA-family libraries already mapped.  A forked
+ * child opens its own file; after exec the preloaded shim starts afresh.  At
+ * exit: verdicts, an `exit` event with counts, and one line on stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cg.h"
+#include "libs.h"
+
+extern char **environ;
+struct cg_state cg = {.fd = -1};
+static _Atomic uint64_t failures;
+
+void cg_note_failure(void) { atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed); }
+
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '.' ||
+              *s == '_' || *s == '-'))
+            *s = '_';
+}
+
+static void identity(void)
+{
+    struct utsname u;
+    cg_strlcpy(cg.host, uname(&u) == 0 ? u.nodename : "host", sizeof cg.host);
+    sanitize(cg.host);
+    if (!cg.host[0])
+        cg_strlcpy(cg.host, "host", sizeof cg.host);
+    static const char *const rank_vars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"};
+    cg.rank[0] = 0;
+    for (size_t i = 0; i < 4 && !cg.rank[0]; i++) {
+        const char *v = cg_getenv(rank_vars[i]);
+        if (!v || !*v)
+            continue;
+        bool digits = strlen(v) < sizeof cg.rank;
+        for (const char *p = v; *p && digits; p++)
+            digits = *p >= '0' && *p <= '9';
+        if (digits)
+            cg_strlcpy(cg.rank, v, sizeof cg.rank);
+        else
+            cg_warn(rank_vars[i], " is not a whole number; the trace name carries no rank");
+    }
+}
+
+static void absolute_dir(void)
+{
+    /* A relative directory is taken from the cwd at start, so that a process
+     * that changes directory (and its children) keep writing to one place. */
+    if (cg_cfg.dir[0] == '/')
+        return;
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd))
+        return;
+    const char *rel = cg_cfg.dir;
+    if (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    char abs[sizeof cg_cfg.dir];
+    size_t n = cg_strlcpy(abs, cwd, sizeof abs);
+    if (n + 1 + strlen(rel) >= sizeof abs)
+        return;
+    abs[n++] = '/';
+    cg_strlcpy(abs + n, rel, sizeof abs - n);
+    cg_strlcpy(cg_cfg.dir, abs, sizeof cg_cfg.dir);
+}
+
+static bool env_matters(const char *kv)
+{
+    static const char *const exact[] = {"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "CUDA_HOME",
+                                        "CUDA_PATH", "PYTORCH_CUDA_ALLOC_CONF", "NVIDIA_VISIBLE_DEVICES",
+                                        "CUDA_MODULE_LOADING", "LOCAL_RANK", "WORLD_SIZE", "RANK"};
+    static const char *const prefix[] = {"TF_", "XLA_", "CUDNN_", "CONVGUARD_", "JAX_", "NCCL_DEBUG"};
+    const char *eq = strchr(kv, '=');
+    if (!eq)
+        return false;
+    size_t n = (size_t)(eq - kv);
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strlen(exact[i]) == n && strncmp(kv, exact[i], n) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++)
+        if (cg_starts_with(kv, prefix[i]))
+            return true;
+    return false;
+}
+
+static void read_small_file(const char *path, char *out, size_t cap, size_t *len)
+{
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t r;
+    while (*len < cap && (r = read(fd, out + *len, cap - *len)) > 0)
+        *len += (size_t)r;
+    close(fd);
+}
+
+static void start_event(pid_t forked_from)
+{
+    char b[CG_EV_BUF];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "start");
+    cg_ev_str(&e, "convguard", CONVGUARD_VERSION);
+    cg_ev_i64(&e, "ppid", getppid());
+    if (forked_from)
+        cg_ev_i64(&e, "forked_from", forked_from);
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    cg_ev_str(&e, "exe", exe);
+    char args[4096];
+    size_t alen;
+    read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
+    cg_ev_open(&e, "argv", '[');
+    for (size_t i = 0; i < alen;) {
+        size_t k = strnlen(args + i, alen - i);
+        cg_ev_strn(&e, NULL, args + i, k);
+        i += k + 1;
+    }
+    cg_ev_close(&e, ']');
+    char cwd[2048];
+    cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
+    cg_ev_str(&e, "host", cg.host);
+    if (cg.rank[0])
+        cg_ev_raw(&e, "rank", cg.rank);
+    else
+        cg_ev_raw(&e, "rank", "null");
+    cg_ev_i64(&e, "uid", getuid());
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cg_ev_i64(&e, "wall_time", ts.tv_sec);
+    cg_ev_i64(&e, "wall_time_ns", ts.tv_nsec);
+    cg_ev_open(&e, "env", '{');
+    for (char **v = environ; v && *v; v++)
+        if (env_matters(*v)) {
+            const char *eq = strchr(*v, '=');
+            char k[128];
+            size_t kn = (size_t)(eq - *v) < sizeof k - 1 ? (size_t)(eq - *v) : sizeof k - 1;
+            memcpy(k, *v, kn);
+            k[kn] = 0;
+            cg_ev_str(&e, k, eq + 1);
+        }
+    cg_ev_close(&e, '}');
+    cg_ev_open(&e, "settings", '{');
+    cg_ev_bool(&e, "fallback", cg_cfg.fallback);
+    cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
+    cg_ev_i64(&e, "reserve_mb", cg_cfg.reserve_mb);
+    cg_ev_close(&e, '}');
+    cg_ev_end(&e);
+}
+
+static void after_fork_child(void)
+{
+    if (cg.fd < 0 && !atomic_load(&cg.traced))
+        return;
+    pid_t parent = cg.pid;
+    /* The parent's descriptor is shared: close our copy, open our own file. */
+    if (cg.fd >= 0)
+        close(cg.fd);
+    cg.fd = -1;
+    cg.pid = getpid();
+    cg.fd = cg_trace_open();
+    atomic_store(&failures, 0);
+    start_event(parent);
+}
+
+static atomic_bool inited;
+
+__attribute__((constructor)) static void cg_ctor(void) { cg_shim_init(); }
+
+void cg_shim_init(void)
+{
+    if (atomic_exchange(&inited, true))
+        return;
+    cg.t0_ns = cg_now_ns();
+    cg.pid = getpid();
+    cg_real_dl_init();
+    if (getauxval(AT_SECURE)) {
+        /* setuid/setgid: the environment is not the user's to trust. Inert. */
+        return;
+    }
+    cg_config_load();
+    identity();
+    absolute_dir();
+    cg.fd = cg_trace_open();
+    if (cg.fd < 0)
+        return;
+    start_event(0);
+    pthread_atfork(NULL, NULL, after_fork_child);
+    atomic_store(&cg.traced, true);
+    cg_loader_scan("(startup)");
+}
+
+static void count_cb(struct cg_lib *l, void *arg)
+{
+    (void)l;
+    ++*(int *)arg;
+}
+
+__attribute__((destructor)) static void cg_dtor(void)
+{
+    if (!atomic_load(&cg.traced) || cg.pid != getpid())
+        return;
+    cg_loader_scan("(exit)");
+    cg_versions_verdicts("exit");
+    cg_loader_check_replaced("exit");
+    int nlib = 0;
+    cg_libs_each(count_cb, &nlib);
+    int unresolved = cg_libs_unresolved_failures();
+    uint64_t fails = atomic_load(&failures) + (uint64_t)unresolved;
+    char b[CG_EV_BUF];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "exit");
+    cg_ev_i64(&e, "libs", nlib);
+    cg_ev_u64(&e, "failures", fails);
+    cg_ev_i64(&e, "load_failures_unresolved", unresolved);
+    cg_ev_open(&e, "calls", '{');
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        uint64_t c = atomic_load(&cg_count[h].calls);
+        if (c)
+            cg_ev_u64(&e, cg_hooks[h].name, c);
+    }
+    cg_ev_close(&e, '}');
+    cg_ev_open(&e, "fails", '{');
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        uint64_t c = atomic_load(&cg_count[h].fails);
+        if (c)
+            cg_ev_u64(&e, cg_hooks[h].name, c);
+    }
+    cg_ev_close(&e, '}');
+    cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
+    cg_ev_end(&e);
+    if (cg_cfg.quiet)
+        return;
+    /* Benign probes were counted as failures when they happened; only the
+     * ones no success followed still count. */
+    char line[2048], primary[1024];
+    size_t n;
+    if (nlib == 0) {
+        n = cg_strlcpy(line, "convguard: no CUDA library was loaded: this program ran on the CPU; trace ", sizeof line);
+    } else {
+        cg_loader_primary(primary, sizeof primary);
+        n = cg_strlcpy(line, "convguard: ", sizeof line);
+        n += cg_strlcpy(line + n, primary, sizeof line - n);
+        char d[24];
+        d[cg_utoa(d, fails)] = 0;
+        n += cg_strlcpy(line + n, "; ", sizeof line - n);
+        n += cg_strlcpy(line + n, d, sizeof line - n);
+        n += cg_strlcpy(line + n, fails == 1 ? " failure; trace " : " failures; trace ", sizeof line - n);
+    }
+    if (n < sizeof line)
+        n += cg_strlcpy(line + n, cg.path, sizeof line - n);
+    if (n > sizeof line - 2)
+        n = sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t r = write(2, line, n);
+    (void)r;
+}

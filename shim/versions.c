@@ -1,0 +1,185 @@
+/* versions.c - versions of the loaded libraries and the compatibility
+ * verdicts drawn from them.
+ *
+ * Versions are read without creating a CUDA context and without making a
+ * library load anything it would not have loaded: cuDriverGetVersion and
+ * cudaRuntimeGetVersion answer from constants; cuDNN's version is asked of
+ * the sub-library that implements cudnnGetVersion (libcudnn_graph.so.9,
+ * libcudnn_ops_infer.so.8) once that sub-library is mapped, never of the
+ * dispatcher, which would load it. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg.h"
+#include "libs.h"
+
+struct cg_lib *cg_libs_current(void);
+
+static _Atomic int cudnn_version;
+static bool said_copies, said_sublib, said_cuda_major, said_driver;
+
+int cg_versions_cudnn(void) { return atomic_load(&cudnn_version); }
+
+static bool is_dispatcher(const char *soname) { return cg_starts_with(soname, "libcudnn.so"); }
+
+void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
+{
+    struct cg_lib *l = cg_libs_current();
+    if (!l || !o->dyn)
+        return;
+    if (family == CG_FAM_DRV && cg_starts_with(soname, "libcuda.so")) {
+        CUresult (*fn)(int *) = (CUresult(*)(int *))cg_elf_sym(o, "cuDriverGetVersion", NULL);
+        int v = 0;
+        if (fn && fn(&v) == CUDA_SUCCESS)
+            l->version = v;
+        /* Fill the driver slot now, so entry points can be recognised. */
+        for (int h = 0; h < CG_NHOOKS; h++)
+            if (cg_hooks[h].family == CG_FAM_DRV)
+                cg_resolve_plt(CG_SLOT_DRV, h);
+    } else if (family == CG_FAM_CUDART) {
+        cudaError_t (*fn)(int *) = (cudaError_t(*)(int *))cg_elf_sym(o, "cudaRuntimeGetVersion", NULL);
+        int v = 0;
+        if (fn && fn(&v) == cudaSuccess)
+            l->version = v;
+    } else if (family == CG_FAM_CUDNN && !is_dispatcher(soname)) {
+        size_t (*ver)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetVersion", NULL);
+        size_t (*cuda)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetCudartVersion", NULL);
+        if (ver) {
+            l->version = (long long)ver();
+            int expected = 0;
+            atomic_compare_exchange_strong(&cudnn_version, &expected, (int)l->version);
+        }
+        if (cuda)
+            l->built_for = (long long)cuda();
+    }
+}
+
+static void verdict(const char *kind, const char *detail, const char *a_key, const char *a, const char *b_key,
+                    const char *b, const char *when)
+{
+    char buf[4096];
+    struct cg_ev e;
+    cg_ev_begin(&e, buf, sizeof buf, "verdict");
+    cg_ev_str(&e, "kind", kind);
+    cg_ev_str(&e, "detail", detail);
+    if (a_key)
+        cg_ev_str(&e, a_key, a);
+    if (b_key)
+        cg_ev_str(&e, b_key, b);
+    cg_ev_str(&e, "when", when);
+    cg_ev_end(&e);
+}
+
+static void dir_of(const char *path, char *out, size_t cap)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        cg_strlcpy(real, path, sizeof real);
+    char *slash = strrchr(real, '/');
+    if (slash)
+        *slash = 0;
+    cg_strlcpy(out, real, cap);
+}
+
+struct collect {
+    struct cg_lib *dispatcher[4];
+    int ndisp;
+    struct cg_lib *sub[64];
+    int nsub;
+    struct cg_lib *cudart, *driver;
+};
+
+static void collect_cb(struct cg_lib *l, void *arg)
+{
+    struct collect *c = arg;
+    if (l->family == CG_FAM_CUDNN) {
+        if (is_dispatcher(l->soname)) {
+            if (c->ndisp < 4)
+                c->dispatcher[c->ndisp++] = l;
+        } else if (c->nsub < 64) {
+            c->sub[c->nsub++] = l;
+        }
+    } else if (l->family == CG_FAM_CUDART && !c->cudart) {
+        c->cudart = l;
+    } else if (l->family == CG_FAM_DRV && !c->driver) {
+        c->driver = l;
+    }
+}
+
+static void fmt_int(char *out, long long v)
+{
+    out[cg_utoa(out, (unsigned long long)(v < 0 ? 0 : v))] = 0;
+}
+
+void cg_versions_verdicts(const char *when)
+{
+    struct collect c;
+    memset(&c, 0, sizeof c);
+    cg_libs_each(collect_cb, &c);
+    /* 1. two different cuDNN files of one name (or two dispatchers) */
+    if (!said_copies) {
+        for (int i = 0; i < c.ndisp && !said_copies; i++)
+            for (int j = i + 1; j < c.ndisp && !said_copies; j++)
+                if (c.dispatcher[i]->ino != c.dispatcher[j]->ino) {
+                    said_copies = true;
+                    verdict("cudnn_multiple_copies", "two different libcudnn files are mapped in this process",
+                            "path_a", c.dispatcher[i]->path, "path_b", c.dispatcher[j]->path, when);
+                }
+        for (int i = 0; i < c.nsub && !said_copies; i++)
+            for (int j = i + 1; j < c.nsub && !said_copies; j++)
+                if (strcmp(c.sub[i]->soname, c.sub[j]->soname) == 0 && c.sub[i]->ino != c.sub[j]->ino) {
+                    said_copies = true;
+                    verdict("cudnn_multiple_copies", "two different files of one cuDNN sub-library are mapped",
+                            "path_a", c.sub[i]->path, "path_b", c.sub[j]->path, when);
+                }
+    }
+    /* 2. a sub-library from another directory than its dispatcher, or of another version */
+    if (!said_sublib && c.ndisp == 1) {
+        char ddir[PATH_MAX], sdir[PATH_MAX];
+        dir_of(c.dispatcher[0]->path, ddir, sizeof ddir);
+        long long v0 = -1;
+        for (int i = 0; i < c.nsub && !said_sublib; i++) {
+            dir_of(c.sub[i]->path, sdir, sizeof sdir);
+            if (strcmp(ddir, sdir) != 0) {
+                said_sublib = true;
+                verdict("cudnn_sublib_mismatch",
+                        "a cuDNN sub-library was loaded from another directory than libcudnn.so itself "
+                        "(LD_LIBRARY_PATH is searched before cuDNN's own RUNPATH)",
+                        "dispatcher", c.dispatcher[0]->path, "sublib", c.sub[i]->path, when);
+            } else if (c.sub[i]->version > 0) {
+                if (v0 < 0)
+                    v0 = c.sub[i]->version;
+                else if (v0 != c.sub[i]->version) {
+                    said_sublib = true;
+                    verdict("cudnn_sublib_mismatch", "cuDNN sub-libraries of different versions are mapped",
+                            "dispatcher", c.dispatcher[0]->path, "sublib", c.sub[i]->path, when);
+                }
+            }
+        }
+    }
+    /* 3. cuDNN built for another CUDA major than the cudart loaded */
+    long long built_for = -1;
+    for (int i = 0; i < c.nsub; i++)
+        if (c.sub[i]->built_for > 0)
+            built_for = c.sub[i]->built_for;
+    if (!said_cuda_major && built_for > 0 && c.cudart && c.cudart->version > 0 &&
+        built_for / 1000 != c.cudart->version / 1000) {
+        char a[24], b[24];
+        fmt_int(a, built_for);
+        fmt_int(b, c.cudart->version);
+        said_cuda_major = true;
+        verdict("cudnn_cuda_major_mismatch", "cuDNN was built for another CUDA major version than the runtime loaded",
+                "cudnn_built_for", a, "cudart_version", b, when);
+    }
+    /* 4. driver older than the runtime */
+    if (!said_driver && c.driver && c.cudart && c.driver->version > 0 && c.cudart->version > 0 &&
+        c.driver->version < c.cudart->version) {
+        char a[24], b[24];
+        fmt_int(a, c.driver->version);
+        fmt_int(b, c.cudart->version);
+        said_driver = true;
+        verdict("driver_older_than_runtime", "the CUDA driver is older than the CUDA runtime this process loaded",
+                "driver_version", a, "runtime_version", b, when);
+    }
+}
