@@ -27,6 +27,38 @@ static struct probe {
     int count;
 } probes[MAX_PROBES];
 
+/* cuDNN's dispatcher repeats its probes on the first call of every function:
+ * an attempt already written (same name, same outcome) is counted, not
+ * written again.  */
+#define MAX_SEEN 128
+static struct seen {
+    char name[160];
+    char outcome[256]; /* the path loaded, or the error */
+    bool ok;
+} seen[MAX_SEEN];
+static int nseen;
+static _Atomic uint64_t repeats;
+
+/* true when this attempt was already written; otherwise remembers it */
+static bool seen_before(const char *name, bool ok, const char *outcome)
+{
+    if (!outcome)
+        outcome = "";
+    for (int i = 0; i < nseen; i++)
+        if (seen[i].ok == ok && strcmp(seen[i].name, name) == 0 && strcmp(seen[i].outcome, outcome) == 0) {
+            atomic_fetch_add_explicit(&repeats, 1, memory_order_relaxed);
+            return true;
+        }
+    if (nseen < MAX_SEEN && strlen(name) < sizeof seen[0].name && strlen(outcome) < sizeof seen[0].outcome) {
+        cg_strlcpy(seen[nseen].name, name, sizeof seen[0].name);
+        cg_strlcpy(seen[nseen].outcome, outcome, sizeof seen[0].outcome);
+        seen[nseen++].ok = ok;
+    }
+    return false;
+}
+
+uint64_t cg_libs_repeats(void) { return atomic_load(&repeats); }
+
 static const char *const prefixes[] = {
     "libcudnn", "libcudart", "libcuda.so", "libcublas", "libnvrtc", "libnvidia-ml", "libnvJitLink",
 };
@@ -217,6 +249,20 @@ static struct probe *probe_find(const char *stem)
     return NULL;
 }
 
+static int count_new_cb(const struct cg_obj *o, void *p)
+{
+    if (!o->name[0])
+        return 0;
+    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
+    if (!cg_lib_is_traced_name(so ? so : o->name) && !cg_lib_is_traced_name(o->name))
+        return 0;
+    for (int i = 0; i < nlibs; i++)
+        if (!libs[i].unloaded && libs[i].base == o->base && strcmp(libs[i].path, o->name) == 0)
+            return 0;
+    ++*(int *)p;
+    return 0;
+}
+
 void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name)
 {
     struct link_map *lm = handle;
@@ -224,31 +270,33 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     flags_str(flags, fl, sizeof fl);
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
-    char b[4096];
-    struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "dlopen");
-    cg_ev_str(&e, "name", file);
-    cg_ev_str(&e, "flags", fl);
-    caller_str(caller, &e);
-    cg_ev_bool(&e, "ok", true);
-    cg_ev_str(&e, "path", lm && lm->l_name && lm->l_name[0] ? lm->l_name : NULL);
+    const char *path = lm && lm->l_name && lm->l_name[0] ? lm->l_name : NULL;
+    /* Other names (a Python extension module, say) are written only when
+     * they brought a CUDA-family library in. */
+    int fresh = 0;
+    if (!traced_name)
+        cg_elf_each_obj(count_new_cb, &fresh);
+    bool repeat = traced_name && seen_before(file, true, path);
     struct probe *p = traced_name ? probe_find(stem) : NULL;
-    if (p) {
-        cg_ev_open(&e, "benign_probes", '[');
-        cg_ev_raw(&e, NULL, p->names);
-        cg_ev_close(&e, ']');
+    if ((traced_name && !repeat) || fresh) {
+        char b[4096];
+        struct cg_ev e;
+        cg_ev_begin(&e, b, sizeof b, "dlopen");
+        cg_ev_str(&e, "name", file);
+        cg_ev_str(&e, "flags", fl);
+        caller_str(caller, &e);
+        cg_ev_bool(&e, "ok", true);
+        cg_ev_str(&e, "path", path);
+        if (p) {
+            cg_ev_open(&e, "benign_probes", '[');
+            cg_ev_raw(&e, NULL, p->names);
+            cg_ev_close(&e, ']');
+        }
+        cg_ev_end(&e);
+    }
+    if (p)
         p->count = 0;
-    }
-    if (traced_name)
-        cg_ev_end(&e);
-    /* For other names (a Python extension module, say) the event is written
-     * only when it brought a CUDA-family library in. */
-    int before = nlibs;
     scan_locked(file);
-    if (!traced_name && nlibs > before) {
-        /* written after the lib events, since we only now know it mattered */
-        cg_ev_end(&e);
-    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -258,17 +306,19 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
     flags_str(flags, fl, sizeof fl);
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
-    char b[CG_EV_BUF];
-    struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "dlopen");
-    cg_ev_str(&e, "name", file);
-    cg_ev_str(&e, "flags", fl);
-    caller_str(caller, &e);
-    cg_ev_bool(&e, "ok", false);
-    cg_ev_str(&e, "error", err);
-    cg_ev_str(&e, "stem", stem);
-    cg_search_candidates(&e, file, caller);
-    cg_ev_end(&e);
+    if (!seen_before(file, false, err)) {
+        char b[CG_EV_BUF];
+        struct cg_ev e;
+        cg_ev_begin(&e, b, sizeof b, "dlopen");
+        cg_ev_str(&e, "name", file);
+        cg_ev_str(&e, "flags", fl);
+        caller_str(caller, &e);
+        cg_ev_bool(&e, "ok", false);
+        cg_ev_str(&e, "error", err);
+        cg_ev_str(&e, "stem", stem);
+        cg_search_candidates(&e, file, caller);
+        cg_ev_end(&e);
+    }
     struct probe *p = probe_find(stem);
     if (!p)
         for (int i = 0; i < MAX_PROBES && !p; i++)
@@ -279,7 +329,7 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
             }
     if (p) {
         size_t n = strlen(p->names);
-        if (n + strlen(file) + 4 < sizeof p->names) {
+        if (!strstr(p->names, file) && n + strlen(file) + 4 < sizeof p->names) {
             /* names are file names the program chose: keep them JSON-safe */
             char tmp[CG_EV_BUF];
             struct cg_ev q;
@@ -304,7 +354,7 @@ int cg_libs_unresolved_failures(void)
     int n = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_PROBES; i++)
-        n += probes[i].count;
+        n += probes[i].count > 0; /* one per library, however often retried */
     pthread_mutex_unlock(&lock);
     return n;
 }

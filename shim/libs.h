@@ -35,6 +35,7 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
 int cg_libs_unresolved_failures(void);
+uint64_t cg_libs_repeats(void);
 
 /* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */
 void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller);

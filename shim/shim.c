@@ -240,6 +240,7 @@ __attribute__((destructor)) static void cg_dtor(void)
             cg_ev_u64(&e, cg_hooks[h].name, c);
     }
     cg_ev_close(&e, '}');
+    cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_ev_end(&e);
     if (cg_cfg.quiet)
