@@ -31,6 +31,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 
 -include tools/tools.mk
 -include tests/tests.mk
+include tests/unit/unit.mk
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
@@ -39,3 +40,6 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+test: all $(TEST_DEPS)
+	tests/run.sh

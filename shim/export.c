@@ -11,6 +11,8 @@
  * bind to the real one, and an unversioned dlsym(RTLD_DEFAULT, "cudnnCreate")
  * never sees us at all, as if the shim were not there.  libcuda.so.1 has no
  * symbol versions, so the driver's names are exported plainly. */
+#include <errno.h>
+
 #include "cg.h"
 
 const struct cg_slot_info cg_slots[CG_NSLOTS] = {
@@ -91,6 +93,7 @@ struct cg_counter cg_count[CG_NHOOKS];
 
 void cg_hook_failed(int hook, long long status)
 {
+    int saved = errno;
     char b[1024];
     struct cg_ev e;
     atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
@@ -99,6 +102,7 @@ void cg_hook_failed(int hook, long long status)
     cg_ev_str(&e, "fn", cg_hooks[hook].name);
     cg_ev_i64(&e, "status", status);
     cg_ev_end(&e);
+    errno = saved;
 }
 
 /* The table dlsym and cuGetProcAddress hand out. */

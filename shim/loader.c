@@ -13,6 +13,7 @@
  *    (cuDNN looking up its own functions gets them untouched);
  *  - a second copy of a library is never wrapped: the shim steps aside. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <string.h>
 
@@ -64,9 +65,14 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     bool traced = cg_lib_is_traced_name(file);
     unsigned long long adds = cg_elf_adds();
     void *h = open_as(caller, lmid, m, file, flags);
+    int saved = errno; /* what the real call left: the program must see that */
     if (h) {
-        if (traced || cg_elf_adds() != adds)
+        if (traced || cg_elf_adds() != adds) {
             cg_libs_after_open(file, flags, caller, h, traced);
+            /* recording may have called into the library: leave no error behind */
+            cg_dl.dlerror();
+            pending_clear();
+        }
     } else if (traced) {
         /* Reading the reason consumes it: keep it for the caller's dlerror(). */
         const char *err = cg_dl.dlerror();
@@ -75,6 +81,7 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
         if (!err)
             pending = false;
     }
+    errno = saved;
     return h;
 }
 
@@ -97,8 +104,10 @@ CG_EXPORT int dlclose(void *handle)
     struct link_map *lm = handle;
     uintptr_t base = lm ? lm->l_addr : 0;
     int r = cg_dl.dlclose(handle);
+    int saved = errno;
     if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed))
         cg_libs_after_close(base);
+    errno = saved;
     return r;
 }
 
@@ -197,7 +206,10 @@ CG_EXPORT void *dlsym(void *handle, const char *name)
     /* two-character filter: every hooked name starts with "cu" */
     if (!r || !name || name[0] != 'c' || name[1] != 'u')
         return r;
-    return after_sym(handle, name, NULL, r, caller);
+    int saved = errno;
+    r = after_sym(handle, name, NULL, r, caller);
+    errno = saved;
+    return r;
 }
 
 CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
@@ -214,7 +226,10 @@ CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
         r = cg_dl.dlvsym(handle, name, version);
     if (!r || !name || name[0] != 'c' || name[1] != 'u')
         return r;
-    return after_sym(handle, name, version, r, caller);
+    int saved = errno;
+    r = after_sym(handle, name, version, r, caller);
+    errno = saved;
+    return r;
 }
 
 /* ---- driver entry points: hand out wrapped driver functions.

@@ -172,6 +172,7 @@ static void after_fork_child(void)
     cg.fd = -1;
     cg.pid = getpid();
     cg.fd = cg_trace_open();
+    cg_trace_reset_seq();
     atomic_store(&failures, 0);
     start_event(parent);
 }

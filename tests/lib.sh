@@ -1,0 +1,34 @@
+# tests/lib.sh - helpers for the shell tests.  Each test file sources this,
+# calls `check` / `fail`, and ends with `finish`.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHIM=$ROOT/build/libconvguard.so
+CLIENTS=$ROOT/build/clients
+DOUBLES=$ROOT/build/doubles
+UNIT=$ROOT/build/unit
+TEST_NAME=$(basename "$0" .sh)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cg-$TEST_NAME.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILED=0
+PASSED=0
+
+pass() { PASSED=$((PASSED + 1)); echo "  ok   $TEST_NAME: $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "  FAIL $TEST_NAME: $*"; }
+# check "description" command...   (passes when the command succeeds)
+check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then pass "$d"; else fail "$d"; fi; }
+finish() { echo "$TEST_NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }
+skip_all() { echo "$TEST_NAME: skipped ($*)"; exit 0; }
+
+# run_shim DIR CMD... : runs CMD with the shim preloaded, traces into DIR
+run_shim() { local d=$1; shift; mkdir -p "$d"; CONVGUARD_DIR=$d LD_PRELOAD=$SHIM "$@"; }
+# the one trace file in DIR (fails when there is not exactly one)
+trace_of() { local f; f=$(ls "$1"/*.jsonl 2>/dev/null); [ "$(echo "$f" | grep -c .)" = 1 ] && echo "$f"; }
+# jqt FILE FILTER: true when the jq filter, applied to the slurped trace, yields true
+jqt() { jq -e -s "$2" "$1" >/dev/null 2>&1; }
+# every line of every trace in DIR is valid JSON and seq has no gaps
+traces_valid() {
+    local f
+    for f in "$1"/*.jsonl; do
+        jq -e -s 'length > 0 and ([.[].seq] == [range(0; length)])' "$f" >/dev/null || return 1
+    done
+}

@@ -1,0 +1,53 @@
+/* prog_basic.c - a tiny host program for the shell tests.
+ *   prog_basic echo WORDS...   print the words, exit 0
+ *   prog_basic fork            fork; the child prints "child", the parent waits
+ *   prog_basic exec            exec itself as "prog_basic echo after-exec"
+ *   prog_basic status N        exit with status N
+ *   prog_basic errno           check errno survives a dlopen failure through the shim */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    if (strcmp(argv[1], "echo") == 0) {
+        for (int i = 2; i < argc; i++)
+            printf("%s%s", argv[i], i + 1 < argc ? " " : "\n");
+        return 0;
+    }
+    if (strcmp(argv[1], "fork") == 0) {
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            printf("child\n");
+            exit(0);
+        }
+        int st;
+        waitpid(p, &st, 0);
+        printf("parent %d\n", WEXITSTATUS(st));
+        return 0;
+    }
+    if (strcmp(argv[1], "exec") == 0) {
+        execl("/proc/self/exe", argv[0], "echo", "after-exec", (char *)NULL);
+        return 3;
+    }
+    if (strcmp(argv[1], "status") == 0 && argc > 2)
+        return atoi(argv[2]);
+    if (strcmp(argv[1], "errno") == 0) {
+        errno = 1234;
+        void *h = dlopen("libcudnn_missing_for_test.so.9", RTLD_NOW);
+        int e = errno;
+        const char *msg = dlerror();
+        printf("h=%s errno_kept=%s msg=%s\n", h ? "yes" : "no", e == 1234 ? "yes" : "no", msg ? msg : "(null)");
+        msg = dlerror();
+        printf("again=%s\n", msg ? msg : "(null)");
+        return 0;
+    }
+    return 2;
+}

@@ -1,0 +1,27 @@
+# tests/unit/unit.mk - unit programs (included by the top Makefile).
+UNIT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -Ishim
+CUDA_INC ?= /usr/local/cuda/include
+
+$(BUILD)/unit:
+	mkdir -p $@
+
+# the trace writer and settings, linked straight from the shim's objects
+$(BUILD)/unit/test_trace: tests/unit/test_trace.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $^
+
+$(BUILD)/unit/prog_basic: tests/unit/prog_basic.c | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $< -ldl
+
+# our cudefs.h against the real headers, when a CUDA toolkit is installed
+$(BUILD)/unit/check_cudefs: tests/unit/check_cudefs.c tests/unit/cudefs_ours.c tests/unit/cudefs_real.c | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -c tests/unit/cudefs_ours.c -o $(BUILD)/unit/cudefs_ours.o
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -w -I$(CUDA_INC) -c tests/unit/cudefs_real.c -o $(BUILD)/unit/cudefs_real.o
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/check_cudefs.c $(BUILD)/unit/cudefs_ours.o $(BUILD)/unit/cudefs_real.o
+
+UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic
+ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
+UNIT_PROGS += $(BUILD)/unit/check_cudefs
+endif
+.PHONY: unit
+unit: $(UNIT_PROGS)
+TEST_DEPS += unit
