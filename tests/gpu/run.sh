@@ -11,7 +11,8 @@ mkdir -p "$OUT"
 SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
 sections=${*:-loader}
-make -s >/dev/null 2>&1 || make -s all || { echo "build failed"; exit 1; }
+make -s build/libconvguard.so >/dev/null 2>&1 || make build/libconvguard.so || { echo "build failed"; exit 1; }
+[ -x build/convguard ] || make -s build/convguard >/dev/null 2>&1 || true
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
 same_maps() { # name cmd...: maps with and without the shim must be identical
