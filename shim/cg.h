@@ -124,6 +124,7 @@ void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void);
 void cg_trace_reset_seq(void); /* a forked child starts its file at seq 0 */
+extern void (*cg_trace_lazy_open)(void); /* set in a forked child: open the file at the first event */
 void cg_trace_write(const char *line, size_t len);
 uint64_t cg_now_ns(void);
 extern _Atomic uint64_t cg_events_written, cg_events_dropped;

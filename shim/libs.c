@@ -454,20 +454,27 @@ static void primary_cb(struct cg_lib *l, void *arg)
 {
     struct primary_ctx *c = arg;
     /* prefer libcudnn.so.N, then cudart, then the driver */
-    int rank = cg_starts_with(l->soname, "libcudnn.so") ? 3 : l->family == CG_FAM_CUDART ? 2 : l->family == CG_FAM_DRV ? 1 : 0;
+    int rank = cg_starts_with(l->soname, "libcudnn.so")   ? 4
+               : l->family == CG_FAM_CUDNN             ? 3
+               : l->family == CG_FAM_CUDART            ? 2
+               : l->family == CG_FAM_DRV               ? 1
+                                                       : 0;
     if (rank <= c->best)
         return;
     c->best = rank;
+    bool cudnn = rank >= 3;
     size_t n = cg_strlcpy(c->out, l->soname, c->cap);
-    int v = rank == 3 ? cg_versions_cudnn() : (int)l->version;
+    int v = rank == 4 ? cg_versions_cudnn() : (int)l->version;
+    if (rank == 3)
+        rank = 4; /* a cuDNN sub-library: its version reads like the dispatcher's */
     if (v > 0 && n < c->cap) {
         char d[48];
         size_t k = 0;
         d[k++] = ' ';
         int major, minor, patch;
-        if (rank == 3 && v >= 90000) {
+        if (cudnn && v >= 90000) {
             major = v / 10000, minor = (v / 100) % 100, patch = v % 100;
-        } else if (rank == 3) {
+        } else if (cudnn) {
             major = v / 1000, minor = (v / 100) % 10, patch = v % 100;
         } else {
             major = v / 1000, minor = (v % 1000) / 10, patch = -1;
@@ -493,7 +500,7 @@ static void primary_cb(struct cg_lib *l, void *arg)
 
 const char *cg_loader_primary(char *out, size_t cap)
 {
-    struct primary_ctx c = {out, cap, 0};
+    struct primary_ctx c = {out, cap, -1};
     out[0] = 0;
     cg_libs_each(primary_cb, &c);
     return out;

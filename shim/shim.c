@@ -161,20 +161,35 @@ static void start_event(pid_t forked_from)
     cg_ev_end(&e);
 }
 
+/* A forked child gets its own file, opened at its first event: a child that
+ * execs at once (a shell running a command) leaves no file behind, since the
+ * new image starts its own trace. */
+static pid_t forked_from;
+static bool is_forked_child;
+
+static void lazy_open(void)
+{
+    pid_t parent = forked_from;
+    forked_from = 0;
+    cg.fd = cg_trace_open();
+    if (cg.fd >= 0)
+        start_event(parent);
+}
+
 static void after_fork_child(void)
 {
-    if (cg.fd < 0 && !atomic_load(&cg.traced))
+    if (!atomic_load(&cg.traced))
         return;
-    pid_t parent = cg.pid;
-    /* The parent's descriptor is shared: close our copy, open our own file. */
+    forked_from = cg.pid;
+    is_forked_child = true;
+    /* The parent's descriptor is shared: close our copy. */
     if (cg.fd >= 0)
         close(cg.fd);
     cg.fd = -1;
     cg.pid = getpid();
-    cg.fd = cg_trace_open();
     cg_trace_reset_seq();
     atomic_store(&failures, 0);
-    start_event(parent);
+    cg_trace_lazy_open = lazy_open;
 }
 
 static atomic_bool inited;
@@ -202,6 +217,32 @@ void cg_shim_init(void)
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&cg.traced, true);
     cg_loader_scan("(startup)");
+}
+
+/* Does the parent process write a trace into the same directory? */
+static bool parent_traced(void)
+{
+    char p[sizeof cg.path], pid[24];
+    const char *slash = strrchr(cg.path, '/');
+    if (!slash)
+        return false;
+    size_t n = (size_t)(slash - cg.path) + 1;
+    memcpy(p, cg.path, n);
+    p[n] = 0;
+    n += cg_strlcpy(p + n, cg.host, sizeof p - n);
+    if (cg.rank[0] && n < sizeof p) {
+        n += cg_strlcpy(p + n, "-r", sizeof p - n);
+        n += cg_strlcpy(p + n, cg.rank, sizeof p - n);
+    }
+    pid[cg_utoa(pid, (unsigned long long)getppid())] = 0;
+    if (n < sizeof p)
+        n += cg_strlcpy(p + n, "-", sizeof p - n);
+    if (n < sizeof p)
+        n += cg_strlcpy(p + n, pid, sizeof p - n);
+    if (n < sizeof p)
+        n += cg_strlcpy(p + n, ".jsonl", sizeof p - n);
+    struct stat st;
+    return n < sizeof p && stat(p, &st) == 0;
 }
 
 static void count_cb(struct cg_lib *l, void *arg)
@@ -244,6 +285,13 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_ev_end(&e);
+    if (nlib == 0 && !is_forked_child && parent_traced()) {
+        /* A program the traced program ran (ptxas, a shell) that never
+         * touched CUDA: its trace would only be noise.  Forked children keep
+         * theirs: they are the program itself. */
+        unlink(cg.path);
+        return;
+    }
     if (cg_cfg.quiet)
         return;
     /* Benign probes were counted as failures when they happened; only the

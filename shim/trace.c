@@ -227,9 +227,17 @@ void cg_ev_end(struct cg_ev *e)
     cg_trace_write(e->buf, e->len);
 }
 
+void (*cg_trace_lazy_open)(void);
+
 void cg_trace_write(const char *line, size_t len)
 {
     int fd = cg.fd;
+    if (fd < 0 && cg_trace_lazy_open) {
+        void (*open_now)(void) = cg_trace_lazy_open;
+        cg_trace_lazy_open = NULL;
+        open_now(); /* writes the start event, then we go on */
+        fd = cg.fd;
+    }
     if (fd < 0)
         return;
     uint64_t cap = cg_cfg.max_mb > 0 ? (uint64_t)cg_cfg.max_mb << 20 : 0;

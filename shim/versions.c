@@ -52,6 +52,19 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
         }
         if (cuda)
             l->built_for = (long long)cuda();
+        if (!ver) {
+            /* Sub-libraries without cudnnGetVersion carry their version as
+             * data: bytes patch, minor, major (9.19.0 -> 00 13 09). Reading
+             * it runs no code of theirs. */
+            static const char *const names[] = {"cudnn_ops_infer_version", "cudnn_cnn_infer_version",
+                                                "cudnn_adv_infer_version", "cudnn_ops_version",
+                                                "cudnn_cnn_version", "cudnn_adv_version"};
+            for (size_t i = 0; i < sizeof names / sizeof names[0] && l->version < 0; i++) {
+                const unsigned char *v = cg_elf_sym(o, names[i], NULL);
+                if (v && v[2] >= 7 && v[2] <= 99)
+                    l->version = v[2] * 10000LL + v[1] * 100LL + v[0];
+            }
+        }
     }
 }
 

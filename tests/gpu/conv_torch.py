@@ -5,6 +5,7 @@ import torch
 bench = os.environ.get("CG_BENCH", "0") == "1"
 torch.backends.cudnn.benchmark = bench
 steps = int(os.environ.get("CG_STEPS", "3"))
+torch.manual_seed(0)
 model = torch.nn.Sequential(
     torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(),
     torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(),

@@ -1,0 +1,423 @@
+/* libcuda_double.c - TEST DOUBLE of the CUDA driver, libcuda.so.1.
+ * This is NOT NVIDIA's library.  It simulates one GPU in host memory so that
+ * convguard's tests can run on machines with no GPU.
+ *
+ * Like the real driver: soname libcuda.so.1, UNVERSIONED symbols, nothing
+ * works before cuInit, memory calls need a current context on the calling
+ * thread, cuGetProcAddress maps base names to the versioned functions.
+ * "Device" memory is calloc'ed host memory, so device pointers can be read
+ * and written on the CPU.
+ *
+ * Environment (see tests/doubles/README.md):
+ *   CGTEST_NO_DEVICE=1       cuInit returns CUDA_ERROR_NO_DEVICE (100); every
+ *                            call that needs cuInit then returns
+ *                            CUDA_ERROR_NOT_INITIALIZED (3).  Read at cuInit.
+ *   CGTEST_GPU_TOTAL_MB      device memory in MiB (default 1024).
+ *   CGTEST_GPU_HELD_MB       MiB held by "another process" (default 0).
+ *   CGTEST_HOLDER_PID        that process's pid (default 4242), for
+ *                            cgtestGpuHolder() only.
+ *                            free = total - held - live allocations of this
+ *                            process; the three are read at every call.
+ *   CGTEST_DRIVER_VERSION    what cuDriverGetVersion says (default 13000).
+ *
+ * Linked with -Bsymbolic-functions: the addresses in the cuGetProcAddress
+ * table are this library's own, the same that dlsym(handle, name) returns,
+ * even when a preloaded library defines the same names. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_double.h"
+
+#define API __attribute__((visibility("default")))
+#define MiB ((size_t)1 << 20)
+
+static size_t env_num(const char *name, size_t dflt)
+{
+    const char *s = getenv(name);
+    char *end;
+    unsigned long long v;
+
+    if (!s || !*s)
+        return dflt;
+    v = strtoull(s, &end, 10);
+    return *end ? dflt : (size_t)v;
+}
+
+/* ---- initialisation and context */
+enum { UNINIT, READY, FAILED };
+static int state = UNINIT;
+struct CUctx_st { int dev; int refs; };
+static struct CUctx_st primary;
+static __thread CUcontext current; /* per thread, as in the real driver */
+
+#define NEED_INIT() do { if (state != READY) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!current) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+API CUresult cuInit(unsigned int flags)
+{
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (state == READY)
+        return CUDA_SUCCESS;
+    state = env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY;
+    return state == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+
+/* The real driver answers this without cuInit. */
+API CUresult cuDriverGetVersion(int *version)
+{
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = (int)env_num("CGTEST_DRIVER_VERSION", 13000);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetCount(int *count)
+{
+    NEED_INIT();
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    NEED_INIT();
+    if (!dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    NEED_INIT();
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    snprintf(name, (size_t)len, "%s", "convguard test double GPU");
+    return CUDA_SUCCESS;
+}
+
+/* Compute capability 9.0 (Hopper); other attributes read as 0. */
+API CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUdevice dev)
+{
+    NEED_INIT();
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    *value = attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
+           : attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 132 : 0;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    NEED_INIT();
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    __atomic_add_fetch(&primary.refs, 1, __ATOMIC_RELAXED);
+    *ctx = &primary;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    NEED_INIT();
+    if (ctx && ctx != &primary)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    current = ctx;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    NEED_INIT();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ctx = current;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetDevice(CUdevice *dev)
+{
+    NEED_CTX();
+    if (!dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    *dev = current->dev;
+    return CUDA_SUCCESS;
+}
+
+/* ---- memory: a list of live blocks, so frees are checked and counted */
+struct blk { struct blk *next; void *p; size_t n; };
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct blk *blocks;
+static size_t live;
+
+static size_t total_bytes(void) { return env_num("CGTEST_GPU_TOTAL_MB", 1024) * MiB; }
+
+static size_t free_bytes_locked(void)
+{
+    size_t used = env_num("CGTEST_GPU_HELD_MB", 0) * MiB + live;
+    size_t total = total_bytes();
+    return used >= total ? 0 : total - used;
+}
+
+static CUresult mem_alloc(void **out, size_t n)
+{
+    struct blk *b;
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+
+    if (!out || n == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mem_lock);
+    if (n <= free_bytes_locked() && (b = malloc(sizeof *b))) {
+        /* calloc: large blocks are lazily zeroed pages, cheap even at 512 MiB */
+        if ((b->p = calloc(1, n))) {
+            b->n = n;
+            b->next = blocks;
+            blocks = b;
+            live += n;
+            *out = b->p; /* only on success: *ptr untouched otherwise */
+            r = CUDA_SUCCESS;
+        } else {
+            free(b);
+        }
+    }
+    pthread_mutex_unlock(&mem_lock);
+    return r;
+}
+
+static CUresult mem_free(void *p)
+{
+    struct blk **pp, *b;
+
+    if (!p)
+        return CUDA_SUCCESS;
+    pthread_mutex_lock(&mem_lock);
+    for (pp = &blocks; (b = *pp); pp = &b->next)
+        if (b->p == p)
+            break;
+    if (b) {
+        *pp = b->next;
+        live -= b->n;
+    }
+    pthread_mutex_unlock(&mem_lock);
+    if (!b)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(b->p);
+    free(b);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t size)
+{
+    NEED_CTX();
+    return mem_alloc((void **)ptr, size);
+}
+
+API CUresult cuMemFree_v2(CUdeviceptr ptr)
+{
+    NEED_CTX();
+    return mem_free((void *)(uintptr_t)ptr);
+}
+
+/* Streams and pools are not simulated: async calls complete at once. */
+API CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t size, CUstream s)
+{
+    (void)s;
+    NEED_CTX();
+    return mem_alloc((void **)ptr, size);
+}
+
+API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *ptr, size_t size, CUstream s)
+{
+    (void)s;
+    NEED_CTX();
+    return mem_alloc((void **)ptr, size);
+}
+
+API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s)
+{
+    (void)pool, (void)s;
+    NEED_CTX();
+    return mem_alloc((void **)ptr, size);
+}
+
+API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s)
+{
+    (void)pool, (void)s;
+    NEED_CTX();
+    return mem_alloc((void **)ptr, size);
+}
+
+API CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream s)
+{
+    (void)s;
+    NEED_CTX();
+    return mem_free((void *)(uintptr_t)ptr);
+}
+
+API CUresult cuMemFreeAsync_ptsz(CUdeviceptr ptr, CUstream s)
+{
+    (void)s;
+    NEED_CTX();
+    return mem_free((void *)(uintptr_t)ptr);
+}
+
+/* VMM: the handle is the block's address; no context needed (as for real). */
+API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                         const struct CUmemAllocationProp_st *prop, unsigned long long flags)
+{
+    void *p = NULL;
+    CUresult r;
+
+    NEED_INIT();
+    if (!handle || !prop || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((r = mem_alloc(&p, size)) == CUDA_SUCCESS)
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+    return r;
+}
+
+API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    NEED_INIT();
+    return handle ? mem_free((void *)(uintptr_t)handle) : CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
+{
+    NEED_CTX();
+    if (!free_b || !total_b)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mem_lock);
+    *free_b = free_bytes_locked();
+    pthread_mutex_unlock(&mem_lock);
+    *total_b = total_bytes();
+    return CUDA_SUCCESS;
+}
+
+API size_t cgtestGpuLiveBytes(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&mem_lock);
+    n = live;
+    pthread_mutex_unlock(&mem_lock);
+    return n;
+}
+
+API void cgtestGpuHolder(unsigned int *pid, size_t *bytes)
+{
+    if (pid)
+        *pid = (unsigned int)env_num("CGTEST_HOLDER_PID", 4242);
+    if (bytes)
+        *bytes = env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
+}
+
+/* ---- entry points.  Base name -> function, as the real driver's table:
+ * the entry whose `since` is <= the requested version wins (first match),
+ * `ptsz` is used when flags ask for per-thread default stream. */
+static const struct proc {
+    const char *base;
+    int since;
+    void *fn, *ptsz;
+} procs[] = {
+    { "cuInit", 2000, (void *)cuInit, NULL },
+    { "cuDriverGetVersion", 2020, (void *)cuDriverGetVersion, NULL },
+    { "cuDeviceGetCount", 2000, (void *)cuDeviceGetCount, NULL },
+    { "cuDeviceGet", 2000, (void *)cuDeviceGet, NULL },
+    { "cuDeviceGetName", 2000, (void *)cuDeviceGetName, NULL },
+    { "cuDeviceGetAttribute", 2000, (void *)cuDeviceGetAttribute, NULL },
+    { "cuDevicePrimaryCtxRetain", 7000, (void *)cuDevicePrimaryCtxRetain, NULL },
+    { "cuCtxSetCurrent", 4000, (void *)cuCtxSetCurrent, NULL },
+    { "cuCtxGetCurrent", 4000, (void *)cuCtxGetCurrent, NULL },
+    { "cuCtxGetDevice", 2000, (void *)cuCtxGetDevice, NULL },
+    { "cuMemAlloc", 3020, (void *)cuMemAlloc_v2, NULL },
+    { "cuMemFree", 3020, (void *)cuMemFree_v2, NULL },
+    { "cuMemGetInfo", 3020, (void *)cuMemGetInfo_v2, NULL },
+    { "cuMemAllocAsync", 11020, (void *)cuMemAllocAsync, (void *)cuMemAllocAsync_ptsz },
+    { "cuMemAllocFromPoolAsync", 11020, (void *)cuMemAllocFromPoolAsync,
+      (void *)cuMemAllocFromPoolAsync_ptsz },
+    { "cuMemFreeAsync", 11020, (void *)cuMemFreeAsync, (void *)cuMemFreeAsync_ptsz },
+    { "cuMemCreate", 10020, (void *)cuMemCreate, NULL },
+    { "cuMemRelease", 10020, (void *)cuMemRelease, NULL },
+    { "cuGetProcAddress", 12000, (void *)cuGetProcAddress_v2, NULL },
+    { "cuGetProcAddress", 11030, (void *)cuGetProcAddress, NULL },
+    { "cuGetErrorName", 6000, (void *)cuGetErrorName, NULL },
+    { "cuGetErrorString", 6000, (void *)cuGetErrorString, NULL },
+};
+
+/* Unknown names give CUDA_ERROR_NOT_FOUND like the shipping drivers (the
+ * header's comment says CUDA_SUCCESS with NULL); the _v2 names are not keys. */
+API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, cuuint64_t flags,
+                                 CUdriverProcAddressQueryResult *status)
+{
+    int known = 0;
+    size_t i;
+
+    if (!symbol || !fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (version > (int)env_num("CGTEST_DRIVER_VERSION", 13000))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+        if (strcmp(procs[i].base, symbol))
+            continue;
+        known = 1;
+        if (version < procs[i].since)
+            continue;
+        *fn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && procs[i].ptsz
+                  ? procs[i].ptsz : procs[i].fn;
+        if (status)
+            *status = CU_GET_PROC_ADDRESS_SUCCESS;
+        return CUDA_SUCCESS;
+    }
+    *fn = NULL;
+    if (status)
+        *status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+API CUresult cuGetProcAddress(const char *symbol, void **fn, int version, cuuint64_t flags)
+{
+    return cuGetProcAddress_v2(symbol, fn, version, flags, NULL);
+}
+
+static const struct { CUresult e; const char *name, *str; } errs[] = {
+    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+    { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+    { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+};
+
+static CUresult err_lookup(CUresult err, const char **out, int want_name)
+{
+    size_t i;
+
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
+        if (errs[i].e == err) {
+            *out = want_name ? errs[i].name : errs[i].str;
+            return CUDA_SUCCESS;
+        }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuGetErrorName(CUresult err, const char **name) { return err_lookup(err, name, 1); }
+API CUresult cuGetErrorString(CUresult err, const char **str) { return err_lookup(err, str, 0); }
