@@ -93,6 +93,11 @@ static void key(struct cg_ev *e, const char *k)
 
 void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
 {
+    if (CG_UNLIKELY(cg.fd < 0 && cg_trace_lazy_open)) {
+        void (*open_now)(void) = cg_trace_lazy_open;
+        cg_trace_lazy_open = NULL;
+        open_now(); /* writes the start event first */
+    }
     e->buf = storage;
     e->cap = cap;
     e->len = 0;
@@ -232,12 +237,6 @@ void (*cg_trace_lazy_open)(void);
 void cg_trace_write(const char *line, size_t len)
 {
     int fd = cg.fd;
-    if (fd < 0 && cg_trace_lazy_open) {
-        void (*open_now)(void) = cg_trace_lazy_open;
-        cg_trace_lazy_open = NULL;
-        open_now(); /* writes the start event, then we go on */
-        fd = cg.fd;
-    }
     if (fd < 0)
         return;
     uint64_t cap = cg_cfg.max_mb > 0 ? (uint64_t)cg_cfg.max_mb << 20 : 0;
