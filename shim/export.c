@@ -33,6 +33,7 @@ const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
 };
 
 _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+__thread const void *cg_caller;
 struct cg_counter cg_count[CG_NHOOKS];
 
 /* A hook whose real function cannot be found (the library vanished) fails
@@ -52,6 +53,7 @@ struct cg_counter cg_count[CG_NHOOKS];
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         if (CG_UNLIKELY(!atomic_load_explicit(&cg.traced, memory_order_relaxed)))                             \
             return real args;                                                                                  \
+        cg_caller = __builtin_return_address(0);                                                               \
         return cg_w_##name(real, CG_UNPAREN args);                                                             \
     }
 

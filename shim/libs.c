@@ -25,6 +25,9 @@ static struct probe {
     char stem[96];
     char names[512]; /* JSON array body, e.g. "a","b" */
     int count;
+    bool has_seq;    /* the seq and text of the last failure written as an event */
+    uint64_t seq;
+    char err[256];
 } probes[MAX_PROBES];
 
 /* cuDNN's dispatcher repeats its probes on the first call of every function:
@@ -306,6 +309,8 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
     flags_str(flags, fl, sizeof fl);
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
+    bool written = false;
+    uint64_t written_seq = 0;
     if (!seen_before(file, false, err)) {
         char b[CG_EV_BUF];
         struct cg_ev e;
@@ -318,6 +323,8 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         cg_ev_str(&e, "stem", stem);
         cg_search_candidates(&e, file, caller);
         cg_ev_end(&e);
+        written = true;
+        written_seq = e.seq;
     }
     struct probe *p = probe_find(stem);
     if (!p)
@@ -326,7 +333,13 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
                 p = &probes[i];
                 cg_strlcpy(p->stem, stem, sizeof p->stem);
                 p->names[0] = 0;
+                p->has_seq = false;
             }
+    if (p && written) {
+        p->has_seq = true;
+        p->seq = written_seq;
+        cg_strlcpy(p->err, err ? err : "", sizeof p->err);
+    }
     if (p) {
         size_t n = strlen(p->names);
         if (!strstr(p->names, file) && n + strlen(file) + 4 < sizeof p->names) {
@@ -347,6 +360,20 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         p->count++;
     }
     pthread_mutex_unlock(&lock);
+}
+
+bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    struct probe *p = probe_find(stem);
+    if (p && p->has_seq) {
+        found = true;
+        *seq = p->seq;
+        cg_strlcpy(err, p->err, cap);
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 int cg_libs_unresolved_failures(void)

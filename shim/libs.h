@@ -35,6 +35,9 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
 int cg_libs_unresolved_failures(void);
+/* The last written, still unresolved load failure of a library (stem
+ * "libcuda.so"): the seq of its dlopen event and its error text. */
+bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap);
 uint64_t cg_libs_repeats(void);
 
 /* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "gpuinfo.h"
 #include "libs.h"
 
 /* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
@@ -34,6 +35,15 @@ static void pending_set(const char *msg)
 {
     cg_strlcpy(pending_err, msg, sizeof pending_err);
     pending = true;
+}
+
+/* gpuinfo.c took a pending error text before a dlopen of its own (NVML):
+ * the program's next dlerror() gets it back. */
+void cg_loader_keep_dlerror(const char *msg);
+void cg_loader_keep_dlerror(const char *msg)
+{
+    if (msg && !pending)
+        pending_set(msg);
 }
 
 CG_EXPORT char *dlerror(void)
@@ -188,7 +198,10 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     }
     if (!r || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return r;
-    return cg_loader_wrap(name, r, cg_caller_family(caller), "dlsym");
+    void *w = cg_loader_wrap(name, r, cg_caller_family(caller), "dlsym");
+    if (w != r)
+        cg_gpumem_route_note(w, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
+    return w;
 }
 
 CG_EXPORT void *dlsym(void *handle, const char *name)
@@ -257,27 +270,36 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
 CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, const char *symbol, void **fn, int version,
                                cuuint64_t flags)
 {
+    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags);
-    if (r == CUDA_SUCCESS && fn)
+    if (r == CUDA_SUCCESS && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
 CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, const char *symbol, void **fn, int version,
                                   cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
+    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags, status);
-    if (r == CUDA_SUCCESS && fn)
+    if (r == CUDA_SUCCESS && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress_v2");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
 cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, const char *symbol, void **fn,
                                          unsigned long long flags, cudaDriverEntryPointQueryResult *status)
 {
+    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, flags, status);
-    if (r == cudaSuccess && fn)
+    if (r == cudaSuccess && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPoint");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
@@ -285,8 +307,11 @@ cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointBy
                                                   void **fn, unsigned int version, unsigned long long flags,
                                                   cudaDriverEntryPointQueryResult *status)
 {
+    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, version, flags, status);
-    if (r == cudaSuccess && fn)
+    if (r == cudaSuccess && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPointByVersion");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "gpuinfo.h"
 #include "libs.h"
 
 extern char **environ;
@@ -284,6 +285,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_close(&e, '}');
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
+    cg_gpumem_exit(&e);
     cg_ev_end(&e);
     if (nlib == 0 && !is_forked_child && parent_traced()) {
         /* A program the traced program ran (ptxas, a shell) that never

@@ -104,7 +104,8 @@ void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
     e->overflow = false;
     putc_(e, '{');
     cg_ev_str(e, "ev", name);
-    cg_ev_u64(e, "seq", atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+    e->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed);
+    cg_ev_u64(e, "seq", e->seq);
     uint64_t dt = cg_now_ns() - cg.t0_ns;
     /* seconds since start, microsecond resolution, without floating point */
     char t[40];
