@@ -31,6 +31,8 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 
 -include tools/tools.mk
 -include tests/tests.mk
+-include examples/examples.mk
+-include tests/resource.mk
 include tests/unit/unit.mk
 
 install: all

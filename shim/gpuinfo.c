@@ -407,7 +407,7 @@ void cg_ev_gpu_devices(struct cg_ev *e, const struct cg_gpu_state *s)
         cg_ev_raw(e, "device_count", "null");
     cg_ev_str(e, "driver", s->driver);
     if (s->driver_status >= 0)
-        cg_ev_str(e, "driver_status", cg_cu_result_name(s->driver_status));
+        cg_ev_str(e, "device_count_status", cg_cu_result_name(s->driver_status));
     if (s->cc_major >= 0) {
         char cc[24];
         size_t n = cg_utoa(cc, (unsigned)s->cc_major);
