@@ -410,6 +410,20 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_end(&e);
 }
 
+/* fork(): the child must not inherit the table's lock held by another thread */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+void cg_libs_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {
     pthread_mutex_lock(&lock);

@@ -26,6 +26,8 @@ struct cg_lib {
     long long built_for;    /* cuDNN: cudnnGetCudartVersion, -1 unknown */
 };
 
+void cg_libs_init(void); /* at start: fork handlers */
+
 /* loader.c -> libs.c */
 void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name);
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err);

@@ -73,8 +73,9 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
             cg_dl.dlerror();
             pending_clear();
         }
-    } else if (traced) {
-        /* Reading the reason consumes it: keep it for the caller's dlerror(). */
+    } else if (traced && !(flags & RTLD_NOLOAD)) {
+        /* (RTLD_NOLOAD asks "is it loaded?": a NULL answer is no failure.)
+         * Reading the reason consumes it: keep it for the caller's dlerror(). */
         const char *err = cg_dl.dlerror();
         pending_set(err ? err : "");
         cg_libs_open_failed(file, flags, caller, err);

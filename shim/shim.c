@@ -214,6 +214,7 @@ void cg_shim_init(void)
     if (cg.fd < 0)
         return;
     start_event(0);
+    cg_libs_init();
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&cg.traced, true);
     cg_loader_scan("(startup)");
