@@ -259,6 +259,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_loader_scan("(exit)");
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
+    cg_libs_unresolved_events();
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
