@@ -346,7 +346,11 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         if (!(cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.')))
             p->listed = true;
         size_t n = strlen(p->names);
-        if (!strstr(p->names, file) && n + strlen(file) + 4 < sizeof p->names) {
+        char quoted[200];
+        size_t qn = cg_strlcpy(quoted, "\"", sizeof quoted);
+        qn += cg_strlcpy(quoted + qn, file, sizeof quoted - qn);
+        cg_strlcpy(quoted + qn, "\"", qn < sizeof quoted ? sizeof quoted - qn : 0);
+        if (!strstr(p->names, quoted) && n + strlen(file) + 4 < sizeof p->names) {
             /* names are file names the program chose: keep them JSON-safe */
             char tmp[CG_EV_BUF];
             struct cg_ev q;
