@@ -44,3 +44,6 @@ clean:
 
 test: all $(TEST_DEPS)
 	tests/run.sh
+
+demo: all doubles clients
+	examples/demo.sh
