@@ -346,7 +346,8 @@ char *lib_summary(struct proc_sum *p)
     struct sbuf b = {0};
     char v1[32], v2[32];
     if (p->cudnn_path) {
-        sb_printf(&b, "cuDNN %s%s%s%s at %s", fmt_cudnn_ver(p->cudnn_ver, v1, sizeof v1),
+        sb_printf(&b, "cuDNN%s%s%s%s%s at %s", p->cudnn_ver > 0 ? " " : "",
+                  p->cudnn_ver > 0 ? fmt_cudnn_ver(p->cudnn_ver, v1, sizeof v1) : "",
                   p->cudnn_mixed ? " (mixed versions)" : "", p->cudnn_built_for > 0 ? " for CUDA " : "",
                   p->cudnn_built_for > 0 ? fmt_cuda_ver(p->cudnn_built_for, v2, sizeof v2) : "", p->cudnn_path);
         if (p->nparts)

@@ -245,12 +245,16 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     }
     if (shown > 5)
         sb_printf(&searched, " and %d more", shown - 5);
-    if (missing && (n == strlen(name) && strncmp(err, name, n) == 0))
+    set_str(vars, "dep_fix", "");
+    if (missing && (n == strlen(name) && strncmp(err, name, n) == 0)) {
         set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
-    else if (missing)
-        set_own(vars, "why", xasprintf("was found, but what it needs is missing: %s", err));
-    else
+    } else if (missing) {
+        set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %.*s", (int)n, err));
+        set_own(vars, "dep_fix", xasprintf("; make %.*s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
+                                           (int)n, err));
+    } else {
         set_own(vars, "why", xasprintf("failed to load: %s", err));
+    }
     free(sb_take(&searched));
     set_own(vars, "elsewhere", sb_take(&elsewhere));
     const char *caller = jstr(ev, "caller", "(main program)");
@@ -265,6 +269,13 @@ static bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *va
     long i = index_of(t, ev);
     if (i < 0 || load_resolved(t, (size_t)i))
         return false;
+    /* cuDNN tries name.so.9.19.0, .so.9.19, then .so.9: speak of the last */
+    for (size_t j = (size_t)i + 1; j < json_array_size(t->events); j++) {
+        json_t *e = json_array_get(t->events, j);
+        if (pattern_match("dlopen:ok=false", e) && strcmp(jstr(e, "stem", ""), jstr(ev, "stem", "?")) == 0 &&
+            strcmp(jstr(e, "caller", ""), jstr(ev, "caller", "")) == 0)
+            return false;
+    }
     add_load_facts(t, ev, vars);
     return true;
 }
@@ -422,7 +433,7 @@ static char *dims_text(json_t *ev, const char *key)
     if (!json_is_array(d))
         return xstrdup("");
     struct sbuf b = {0};
-    sb_printf(&b, " %s [", strchr(key, '.') ? key : key);
+    sb_printf(&b, "%.*s [", (int)strcspn(key, "."), key);
     for (size_t i = 0; i < json_array_size(d); i++)
         sb_printf(&b, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(d, i)));
     sb_add(&b, "]");
@@ -435,8 +446,8 @@ static char *what_conv(json_t *ev)
     const char *name = jstr(ev, "ev", "");
     if (strcmp(name, "conv_algos") == 0 || strcmp(name, "conv_exec_failed") == 0) {
         char *x = dims_text(ev, "x.dims"), *w = dims_text(ev, "w.dims");
-        char *r = xasprintf("the %s convolution%s%s%s%s", jstr(ev, "op", jstr(ev, "fn", "?")), *x || *w ? " (" : "",
-                            x, w, *x || *w ? " )" : "");
+        char *r = xasprintf("the %s convolution%s%s%s%s%s", jstr(ev, "op", jstr(ev, "fn", "?")), *x || *w ? " (" : "",
+                            x, *x && *w ? ", " : "", w, *x || *w ? ")" : "");
         free(x);
         free(w);
         return r;
