@@ -116,8 +116,8 @@ static void lane(FILE *o, struct analysis *a, size_t ti, int y0, double t0, doub
             esc(o, d);
             fputs("</title></circle>\n", o);
             if (labels++ < 4) {
-                fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ftext\">", x + 7 < W - 300 ? x + 7 : W - 300,
-                        y0 + 34 + labels * 13);
+                /* left-aligned under the lane title: long texts never run off the right */
+                fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ftext\">", LEFT + 60, y0 + 22 + labels * 13);
                 esc(o, d);
                 fputs("</text>\n", o);
             }

@@ -364,6 +364,24 @@ char *lib_summary(struct proc_sum *p)
     return sb_take(&b);
 }
 
+/* "cuDNN 9.19.0  cudart 13.0  driver 13.0": one process per line */
+static char *lib_short(struct proc_sum *p)
+{
+    struct sbuf b = {0};
+    char v[32];
+    if (p->cudnn_path)
+        sb_printf(&b, "cuDNN %s%s  ", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v), p->cudnn_mixed ? " (mixed)" : "");
+    if (p->cudart_path)
+        sb_printf(&b, "cudart %s  ", fmt_cuda_ver(p->cudart_ver, v, sizeof v));
+    if (p->driver_path)
+        sb_printf(&b, "driver %s  ", fmt_cuda_ver(p->driver_ver, v, sizeof v));
+    else if (p->nlibs)
+        sb_add(&b, "no driver  ");
+    if (!p->nlibs)
+        sb_add(&b, "no CUDA library  ");
+    return sb_take(&b);
+}
+
 /* ---- across processes: the same thing loaded differently */
 typedef char *(*key_fn)(struct analysis *a, size_t ti, char **who);
 
@@ -572,7 +590,6 @@ void print_text(struct analysis *a, FILE *out, bool verbose)
         struct proc_sum *p = &a->p[i];
         if (boring(a, i) && n > 1 && !verbose)
             continue;
-        char *libs = lib_summary(p);
         if (!blocks) {
             const char *first = "";
             for (size_t k = 0; k < a->nf; k++)
@@ -580,11 +597,18 @@ void print_text(struct analysis *a, FILE *out, bool verbose)
                     first = a->f[k].title;
                     break;
                 }
-            fprintf(out, "  %s  %s  %s  %s%s\n", p->label, p->prog, libs,
-                    p->nfind ? "-> " : (p->nfail ? "" : "ok"), p->nfind ? first : "");
+            char *libs = lib_short(p);
+            fprintf(out, "  %-22s %-22s %s", p->label, p->prog, libs);
+            if (p->nfind)
+                fprintf(out, "-> %s\n", first);
+            else if (p->nfail)
+                fprintf(out, "%d failure%s\n", p->nfail, p->nfail > 1 ? "s" : "");
+            else
+                fprintf(out, "ok\n");
             free(libs);
             continue;
         }
+        char *libs = lib_summary(p);
         if (n > 1)
             fprintf(out, "%s  %s  (trace %s)\n", p->label, p->prog, a->s->t[i].file);
         wrap(out, "  libraries: ", libs, 13);
