@@ -192,7 +192,7 @@ int cmd_run(int argc, char **argv)
         free(abs);
         return rc;
     }
-    int problems = report_recent(o.dir, started, stderr, rc != 0);
+    int problems = report_recent(o.dir, started, stderr, rc != 0 && rc != 127);
     if (!problems && rc == 0 && !o.quiet)
         fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);
     free(abs);

@@ -14,6 +14,6 @@ $(BUILD)/convguard: $(TOOLS_OBJ)
 # test programs of tests/report/
 $(BUILD)/report:
 	mkdir -p $@
-$(BUILD)/report/real_cudnn_create: tests/report/real_cudnn_create.c | $(BUILD)/report
+$(BUILD)/report/cuda_client: tests/report/cuda_client.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $< -ldl
-TEST_DEPS += $(BUILD)/report/real_cudnn_create
+TEST_DEPS += $(BUILD)/report/cuda_client
