@@ -9,7 +9,7 @@ $(BUILD)/tools:
 $(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR) | $(BUILD)/tools
 	$(CC) $(CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
 $(BUILD)/convguard: $(TOOLS_OBJ)
-	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) -ljansson -ldl
+	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) -ljansson -ldl -lm
 
 # test programs of tests/report/
 $(BUILD)/report:
