@@ -1,0 +1,19 @@
+# tools/tools.mk - the convguard command (included by the top Makefile).
+# Needs libjansson (Debian: libjansson-dev) for JSON.
+TOOLS_SRC := $(wildcard tools/*.c)
+TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
+TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h)
+
+$(BUILD)/tools:
+	mkdir -p $@
+$(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR) | $(BUILD)/tools
+	$(CC) $(CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
+$(BUILD)/convguard: $(TOOLS_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) -ljansson -ldl -lm
+
+# test programs of tests/report/
+$(BUILD)/report:
+	mkdir -p $@
+$(BUILD)/report/cuda_client: tests/report/cuda_client.c | $(BUILD)/report
+	$(CC) $(CFLAGS) -o $@ $< -ldl
+TEST_DEPS += $(BUILD)/report/cuda_client
