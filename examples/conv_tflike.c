@@ -18,6 +18,7 @@
  *   conv_tflike                      shape N,C,H,W,K,R,S from CG_CONV_SHAPE
  *   CG_CONV_SHAPE=64,256,56,56,256,3,3 TF_CUDNN_WORKSPACE_LIMIT_IN_MB=4096 conv_tflike
  *   CG_CUDNN=libcudnn.so.8 conv_tflike   cuDNN 8, as TensorFlow 2.x before 2.15 loaded it
+ *   CG_CONV_STEPS=3 conv_tflike          the three directions three times
  * Exit status: 0 all three convolutions ran; 2 no cuDNN handle; 3 no
  * algorithm for some direction; 4 libraries missing. */
 #ifndef _GNU_SOURCE
@@ -289,6 +290,9 @@ int main(void)
     size_t xs = (size_t)N * C * H * W * 4, ws_ = (size_t)K * C * R * S * 4, ys = (size_t)N * K * P * Q * 4;
     x = dev_alloc("x", xs), dx = dev_alloc("dx", xs), w = dev_alloc("w", ws_), dw = dev_alloc("dw", ws_);
     y = dev_alloc("y", ys), dy = dev_alloc("dy", ys);
+    /* a failed driver load inside cudart leaves its reason for dlerror() */
+    const char *de = dlerror();
+    printf("dlerror after the allocations: %s\n", de ? de : "(null)");
 
     cudnnStatus_t s = cudnnCreate(&handle);
     printf("cudnnCreate = %d %s\n", s, dnn_err(s));
@@ -313,11 +317,14 @@ int main(void)
         int on, oc, oh, ow;
         cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow);
         cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow);
-        for (int d = FWD; d <= BWD_FILTER; d++) {
-            int r = direction(d);
-            if (r)
-                rc = r;
-        }
+        /* CG_CONV_STEPS > 1 repeats the lookups, as a framework without an algorithm cache would */
+        int steps = getenv("CG_CONV_STEPS") ? atoi(getenv("CG_CONV_STEPS")) : 1;
+        for (int step = 0; step < steps; step++)
+            for (int d = FWD; d <= BWD_FILTER; d++) {
+                int r = direction(d);
+                if (r)
+                    rc = r;
+            }
         cudnnDestroyTensorDescriptor(xd);
         cudnnDestroyTensorDescriptor(yd);
         cudnnDestroyFilterDescriptor(wd);

@@ -8,6 +8,8 @@
  *                            cuMemRelease from dlsym on libcuda.so.1
  *   client_memroutes entry   the same functions from cuGetProcAddress_v2
  *                            (itself from dlsym), as cudart and cuDNN get them
+ *   client_memroutes churn   60000 cuMemAlloc_v2/cuMemFree_v2 (dlsym), 4096
+ *                            alive at a time; prints the bytes left allocated
  * Each mode: a few allocations that work, one of 2 GiB that fails (the
  * doubles' GPU has 1 GiB), frees, and leaves 1 MiB allocated at exit.  It
  * prints every status and what happened to every out-parameter (set /
@@ -105,6 +107,36 @@ static int driver(struct drv *d)
     return 0;
 }
 
+/* Many allocations, 4096 alive at a time: the shim's pointer table must
+ * neither fill up nor drift.  Prints the bytes still allocated at the end. */
+static int churn(struct drv *d)
+{
+    static CUdeviceptr ring[4096];
+    static size_t sizes[4096];
+    CUcontext c = NULL;
+    d->init(0);
+    d->retain(&c, 0);
+    d->set_cur(c);
+    int bad = 0;
+    for (unsigned i = 0; i < 60000; i++) {
+        unsigned k = (i * 2654435761u) % 4096;
+        if (ring[k] && d->free(ring[k]))
+            bad++;
+        sizes[k] = (size_t)(i % 7 + 1) * 4096;
+        if (d->alloc(&ring[k], sizes[k]))
+            bad++, ring[k] = 0;
+    }
+    size_t left = 0, blocks = 0;
+    for (unsigned k = 0; k < 4096; k++) {
+        if (ring[k] && k % 2 && d->free(ring[k]) == 0)
+            ring[k] = 0;
+        if (ring[k])
+            left += sizes[k], blocks++;
+    }
+    printf("churn: %d failures, %zu blocks of %zu bytes still allocated\n", bad, blocks, left);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -116,7 +148,7 @@ int main(int argc, char **argv)
     if (!lib)
         return 1;
     struct drv d;
-    if (!strcmp(mode, "dlsym")) {
+    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn")) {
         *(void **)&d.init = dlsym(lib, "cuInit");
         *(void **)&d.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
         *(void **)&d.set_cur = dlsym(lib, "cuCtxSetCurrent");
@@ -138,8 +170,8 @@ int main(int argc, char **argv)
             printf("cuGetProcAddress_v2(%s) = %d status %d\n", names[i], r, st);
         }
     } else {
-        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry\n");
+        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn\n");
         return 2;
     }
-    return driver(&d);
+    return !strcmp(mode, "churn") ? churn(&d) : driver(&d);
 }
