@@ -173,14 +173,18 @@ static const char *route_of(int hook, const void *caller)
     bool have = caller && cg_elf_find_obj(caller, &o);
     if (have && o.dyn && cg_elf_imports(&o, cg_hooks[hook].name))
         return "plt";
-    int n = atomic_load_explicit(&nnotes, memory_order_acquire), only = -1;
+    int n = atomic_load_explicit(&nnotes, memory_order_acquire), only = -1, mine = 0;
     for (int i = 0; i < n; i++) {
         if (notes[i].hook != hook)
             continue;
         if (have && notes[i].base == o.base)
-            return route_names[notes[i].route];
+            mine |= 1 << notes[i].route;
         only = only == -1 || only == notes[i].route ? notes[i].route : -2;
     }
+    /* one entry function serves both routes: a module that got it both ways is said so */
+    if (mine)
+        return mine == (1 << CG_ROUTE_DLSYM | 1 << CG_ROUTE_ENTRY_POINT) ? "dlsym|entry_point"
+               : route_names[mine & (1 << CG_ROUTE_DLSYM) ? CG_ROUTE_DLSYM : CG_ROUTE_ENTRY_POINT];
     if (only >= 0)
         return route_names[only];
     if (cg_hooks[hook].family == CG_FAM_DRV && cg_caller_family(caller) >= 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] ...    (default: every section)
+#   tests/gpu/run.sh [loader] [resource] ...    (default: every section)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -10,7 +10,7 @@ OUT=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUT"
 SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
-sections=${*:-loader}
+sections=${*:-loader resource}
 make -s build/libconvguard.so >/dev/null 2>&1 || make build/libconvguard.so || { echo "build failed"; exit 1; }
 [ -x build/convguard ] || make -s build/convguard >/dev/null 2>&1 || true
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
@@ -45,6 +45,55 @@ for s in $sections; do
         same_maps torch_bench env CG_BENCH=1 $PY tests/gpu/conv_torch.py
         same_maps torch_expandable env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $PY tests/gpu/conv_torch.py
         same_maps jax env $PY tests/gpu/conv_jax.py
+        ;;
+    resource)
+        # The resource layer (issue 3): cuDNN's handle, the legacy algorithm API and GPU memory, alone and
+        # with a second process holding all but LEAVE_MIB (default 300) of the GPU.
+        echo "== resource: cuDNN handle, legacy algorithm lookup and GPU memory, alone and under pressure"
+        make -s examples >/dev/null 2>&1 || make examples || { echo "examples: build failed"; continue; }
+        # the wheel's cuDNN 9 and cudart (what torch and jax map), for the TensorFlow-like example
+        WHEEL_LIBS=$($PY -c 'import glob, os, site
+d = []
+for sp in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in ("nvidia/*/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13", "nvidia/*/lib/libcudart.so.12"):
+        d += [os.path.dirname(f) for f in glob.glob(os.path.join(sp, p)) if os.path.dirname(f) not in d]
+print(":".join(d))' 2>/dev/null)
+        echo "   wheel libraries: ${WHEEL_LIBS:-none found, the search order decides}"
+        EXLP=${WHEEL_LIBS:+$WHEEL_LIBS:}${LD_LIBRARY_PATH:-}
+        LEAVE=${LEAVE_MIB:-300}
+        res_run() { # name cmd... : with the shim, prints the program's tail and the resource lines of its trace
+            local name=$1; shift
+            rm -rf "$OUT/$name.traces"
+            echo "-- $name: $*"
+            CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM timeout 600 "$@" > "$OUT/$name.log" 2>&1
+            echo "   exit status $?"
+            grep -v '^convguard:' "$OUT/$name.log" | grep -E 'cudnnCreate|FindEx|Get_v7|run algo|workspace [0-9]|Failed|Error|error|exit|torch|jax' | tail -12 | sed 's/^/   | /'
+            grep '^convguard:' "$OUT/$name.log" | sed 's/^/   /'
+            $PY tests/gpu/resource_summary.py "$OUT/$name.traces" | sed 's/^/   /' | head -80
+        }
+        # 1. alone
+        res_run res_tf_alone env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=32,128,56,56,128,3,3 build/examples/conv_tflike
+        # 2. under pressure: the hog holds all but $LEAVE MiB
+        build/examples/gpu_hog "$LEAVE" 3000 > "$OUT/hog.log" 2>&1 &
+        HOG=$!
+        for i in $(seq 1 120); do grep -q '^holding' "$OUT/hog.log" 2>/dev/null && break; sleep 1; done
+        echo "   hog (pid $HOG): $(tail -1 "$OUT/hog.log")"
+        nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null | sed 's/^/   nvidia-smi: /'
+        res_run res_tf_pressure env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=32,128,56,56,128,3,3 build/examples/conv_tflike
+        res_run res_tf_pressure_small env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=8,64,56,56,64,3,3 build/examples/conv_tflike
+        res_run res_torch_legacy env TORCH_CUDNN_V8_API_DISABLED=1 CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        res_run res_torch_legacy_bench env TORCH_CUDNN_V8_API_DISABLED=1 CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        res_run res_jax env $PY tests/gpu/conv_jax.py
+        res_run res_jax_noprealloc env CG_JAX_PREALLOCATE=false $PY tests/gpu/conv_jax.py
+        kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
+        # 3. some room (LEAVE2_MIB, default 2048): the handle fits, the big workspaces do not
+        build/examples/gpu_hog "${LEAVE2_MIB:-2048}" 3000 > "$OUT/hog2.log" 2>&1 &
+        HOG=$!
+        for i in $(seq 1 120); do grep -q '^holding' "$OUT/hog2.log" 2>/dev/null && break; sleep 1; done
+        echo "   hog (pid $HOG): $(tail -1 "$OUT/hog2.log")"
+        res_run res_tf_room env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=32,128,56,56,128,3,3 build/examples/conv_tflike
+        res_run res_torch_legacy_bench_room env TORCH_CUDNN_V8_API_DISABLED=1 CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
         ;;
     *) echo "unknown section $s" ;;
     esac
