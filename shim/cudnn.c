@@ -46,7 +46,9 @@ static void count_failure(int hook)
 }
 
 /* ---- the handle */
-#define LOW_FREE_BYTES (256ull << 20) /* below this, a failed create is put down to memory */
+/* Below this much free memory a failed create (not a BAD_PARAM or NOT_SUPPORTED one) is put down to
+ * memory: a CUDA context alone takes a few hundred MiB on current GPUs, before cuDNN's own needs. */
+#define LOW_FREE_BYTES (1ull << 30)
 
 struct cause {
     const char *kind;
@@ -110,6 +112,10 @@ static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struc
     } else if (strcmp(st->driver, "no_device") == 0) {
         c->kind = "no_device";
         sb_s(&b, "the driver sees no CUDA device (CUDA_VISIBLE_DEVICES, container device list, or no GPU)");
+    } else if (strcmp(st->driver, "not_initialized") == 0) {
+        c->kind = "driver_not_initialized";
+        sb_s(&b, "libcuda.so.1 is loaded but cuInit has not succeeded (no usable device, or a driver too old "
+                 "for this CUDA)");
     } else if (cg_gpumem_last_failure(&af) && (cg_gpumem_failures() > failures_before || !af.success_since)) {
         sb_s(&b, af.fn);
         sb_s(&b, " of ");
@@ -121,13 +127,11 @@ static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struc
             c->seq = af.seq;
         }
         memory_cause(c, st, &b);
-    } else if (st->mem.known && st->mem.free < LOW_FREE_BYTES) {
-        sb_s(&b, "less than 256 MiB of GPU memory free");
+    } else if (st->mem.known && st->mem.free < LOW_FREE_BYTES &&
+               !(slot == CG_SLOT_CUDNN9 && (r / 1000 == 2 || r / 1000 == 3)) &&
+               !(slot == CG_SLOT_CUDNN8 && (r == CUDNN8_STATUS_BAD_PARAM || r == CUDNN8_STATUS_NOT_SUPPORTED))) {
+        sb_s(&b, "less than 1 GiB of GPU memory free");
         memory_cause(c, st, &b);
-    } else if (strcmp(st->driver, "not_initialized") == 0) {
-        c->kind = "driver_not_initialized";
-        sb_s(&b, "libcuda.so.1 is loaded but cuInit has not succeeded (no usable device, or a driver too old "
-                 "for this CUDA)");
     }
 }
 

@@ -18,7 +18,9 @@
  *  - cudnnGetLastErrorString gives the calling thread's last failure reason
  *    and then CLEARS it (a second call gives ""); success does not clear it.
  * Handle scratch: CGTEST_CUDNN_HANDLE_MB (default 8) from the driver;
- * failure -> INTERNAL_ERROR, "cudnnCreate: could not allocate handle workspace". */
+ * failure -> INTERNAL_ERROR, "cudnnCreate: could not allocate handle workspace".
+ * CGTEST_CUDNN_CREATE_STATUS=N: cudnnCreate returns N at once (before the
+ * driver is touched), reason "injected by CGTEST_CUDNN_CREATE_STATUS". */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -178,6 +180,10 @@ API cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
 
     if (!handle)
         return cgtestCudnnFail(ST_BAD_PARAM, "handle == nullptr");
+    /* Added for convguard's resource tests: a failure that is not an allocation's. */
+    if (cgtestCudnnEnvNum("CGTEST_CUDNN_CREATE_STATUS", 0))
+        return cgtestCudnnFail((cudnnStatus_t)cgtestCudnnEnvNum("CGTEST_CUDNN_CREATE_STATUS", 0),
+                               "injected by CGTEST_CUDNN_CREATE_STATUS");
     if (!drv_ready())
         return cgtestCudnnFail(ST_NOT_INITIALIZED, "cudaGetDeviceCount(&count) != cudaSuccess");
     if (!(c = calloc(1, sizeof *c)))

@@ -79,6 +79,20 @@ same held_nvmlfail LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1020 CG
 check "held_nvmlfail: nvmlInit_v2's failure is said" jqt "$T" "$H"'
     | .holders == null and .nvml == "nvmlInit_v2 failed: Driver Not Loaded"'
 
+# ---- a failure that is not an allocation's: little free memory is blamed only for memory-like statuses
+same lowfree LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1000 CGTEST_CUDNN_CREATE_STATUS=4000
+check "lowfree: INTERNAL_ERROR with 24 MiB free: memory held by the other process, no event to point at" jqt "$T" "$H"'
+    | .status == 4000 and .likely_cause.kind == "memory_held_by_other_process" and .likely_cause.seq == null
+      and (.likely_cause.detail | startswith("less than 1 GiB of GPU memory free; pid 4242 holds 1048576000 bytes"))'
+same archfail LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1000 CGTEST_CUDNN_CREATE_STATUS=3007
+check "archfail: NOT_SUPPORTED_ARCH_MISMATCH is not put down to memory" jqt "$T" "$H"'
+    | .status_name == "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH" and .likely_cause.kind == "unknown"
+      and .reason == "injected by CGTEST_CUDNN_CREATE_STATUS"'
+same nodevice LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_NO_DEVICE=1 CGTEST_GPU_HELD_MB=1000
+check "nodevice: cuInit failed: driver_not_initialized, not memory" jqt "$T" "$H"'
+    | .status == 1001 and .driver == "not_initialized" and .device_count_status == "CUDA_ERROR_NOT_INITIALIZED"
+      and .likely_cause.kind == "driver_not_initialized"'
+
 # ---- cuDNN 8 numbering: 4 is INTERNAL_ERROR there; no cudnnGetLastErrorString
 same cudnn8 LD_LIBRARY_PATH=$D8:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1020 CG_CUDNN=libcudnn.so.8
 check "cudnn8: status 4 named in cuDNN 8 numbering, reason null" jqt "$T" "$H"'
