@@ -11,7 +11,11 @@ mkdir -p "$OUT"
 SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
 sections=${*:-loader resource}
-make -s build/libconvguard.so >/dev/null 2>&1 || make build/libconvguard.so || { echo "build failed"; exit 1; }
+# Seen on the H200 machine: /opt/gcc/bin/gcc comes first in PATH and its LTO link fails ("could not run
+# lto-wrapper"); then rebuild the shim with the system compiler.
+make -s build/libconvguard.so >/dev/null 2>&1 || { [ -x /usr/bin/gcc ] && rm -rf build/shim build/libconvguard.so &&
+    make -s CC=/usr/bin/gcc build/libconvguard.so >/dev/null 2>&1 && echo "(shim built with CC=/usr/bin/gcc)"; } ||
+    make build/libconvguard.so || { echo "build failed"; exit 1; }
 [ -x build/convguard ] || make -s build/convguard >/dev/null 2>&1 || true
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
