@@ -25,7 +25,7 @@ env LD_LIBRARY_PATH=$D/cudnn9:$D/cudart:$D/cuda CGTEST_GPU_TOTAL_MB=1024 CGTEST_
     "$B/convguard" run --dir "$OUT" -- "$B/clients/client_tflike" > "$OUT/program.out" 2>&1
 rc=$?
 echo "== the program's own view (first lines):"
-grep -E 'cudnnCreate|GetLastError|Algorithm_v7|cudaMalloc' "$OUT/program.out" | head -6 | sed 's/^/   /'
+grep -E '^(cudnn|cuda)' "$OUT/program.out" | head -6 | sed 's/^/   /'
 echo
 echo "== convguard report $OUT"
 "$B/convguard" report "$OUT"

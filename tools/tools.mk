@@ -1,5 +1,13 @@
 # tools/tools.mk - the convguard command (included by the top Makefile).
-# Needs libjansson (Debian: libjansson-dev) for JSON.
+# Needs libjansson (Debian: libjansson-dev) for JSON.  JANSSON_DIR=<dir> uses
+# an unpacked libjansson-dev (usr/include, usr/lib/x86_64-linux-gnu/libjansson.a)
+# and links it statically: how tests/gpu/run.sh builds on machines without it.
+ifneq ($(JANSSON_DIR),)
+JANSSON_CFLAGS := -I$(JANSSON_DIR)/usr/include
+JANSSON_LIBS := $(JANSSON_DIR)/usr/lib/x86_64-linux-gnu/libjansson.a
+else
+JANSSON_LIBS := -ljansson
+endif
 TOOLS_SRC := $(wildcard tools/*.c)
 TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
 TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h)
@@ -7,9 +15,9 @@ TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h)
 $(BUILD)/tools:
 	mkdir -p $@
 $(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR) | $(BUILD)/tools
-	$(CC) $(CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
+	$(CC) $(CFLAGS) $(JANSSON_CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
 $(BUILD)/convguard: $(TOOLS_OBJ)
-	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) -ljansson -ldl -lm
+	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) $(JANSSON_LIBS) -ldl -lm
 
 # test programs of tests/report/
 $(BUILD)/report:
