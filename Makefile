@@ -31,6 +31,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 
 -include tools/tools.mk
 -include tests/tests.mk
+-include tests/graph.mk
 include tests/unit/unit.mk
 
 install: all

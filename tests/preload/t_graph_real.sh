@@ -1,0 +1,30 @@
+# t_graph_real.sh - NVIDIA's cuDNN 9 on this GPU-less machine: backend
+# descriptors are created and finalized without a GPU.  An incomplete tensor
+# descriptor fails to finalize with the real CUDNN_STATUS_BAD_PARAM and the
+# real reason (cudnnGetLastErrorString, no CUDNN_LOGLEVEL_DBG needed); the
+# trace shows the status, its name, the reason and the descriptor type, and
+# the program still reads the same reason itself.
+source "$(dirname "$0")/../lib.sh"
+LIB=/usr/local/cuda/lib/libcudnn.so.9
+[ -e $LIB ] || LIB=/usr/local/cuda/lib64/libcudnn.so.9
+[ -e "$LIB" ] || skip_all "no real libcudnn.so.9"
+export CLIENT_CUDNN=$LIB CONVGUARD_QUIET=1
+unset CUDNN_LOGLEVEL_DBG CUDNN_LOGINFO_DBG CUDNN_LOGERR_DBG CUDNN_LOGWARN_DBG CUDNN_LOGDEST_DBG
+
+"$CLIENTS/client_graph" badtensor >"$WORK/plain" 2>&1
+run_shim "$WORK/t" "$CLIENTS/client_graph" badtensor >"$WORK/shim" 2>&1
+T=$(trace_of "$WORK/t")
+check "the real cuDNN said BAD_PARAM with its own reason" grep -qx "finalize tensor without dimensions = 2000 reason: _nbDims < 1" "$WORK/plain"
+check "program output unchanged by the shim (reasons, and an empty second read)" cmp "$WORK/plain" "$WORK/shim"
+check "trace valid, seq without gaps" traces_valid "$WORK/t"
+check "NVIDIA's cuDNN 9 was traced (libcudnn_graph.so.9 answers its version)" jqt "$T" \
+    'map(select(.ev=="lib" and .soname=="libcudnn_graph.so.9" and .version >= 90000)) | length == 1'
+check "graph_finalize_failed: tensor type, BAD_PARAM, the real reason, no dimensions set" jqt "$T" \
+    'map(select(.ev=="graph_finalize_failed"))[0] | .desc_type == "CUDNN_BACKEND_TENSOR_DESCRIPTOR" and .status == 2000 and .status_name == "CUDNN_STATUS_BAD_PARAM" and .reason == "_nbDims < 1" and .tensor.dims == []'
+check "the second refusal: dimensions without strides" jqt "$T" \
+    'map(select(.ev=="graph_finalize_failed"))[1] | .reason == "_nbDims != _nbStrides" and .tensor.dims == [1,2,3,4]'
+check "GetAttribute on an unfinalized descriptor: call_failed with NOT_INITIALIZED and the attribute" jqt "$T" \
+    'map(select(.ev=="call_failed" and .fn=="cudnnBackendGetAttribute"))[0] | .status_name == "CUDNN_STATUS_NOT_INITIALIZED" and .attr == 902 and .desc_type == "CUDNN_BACKEND_TENSOR_DESCRIPTOR"'
+check "exit: three failed calls, one descriptor created and destroyed" jqt "$T" \
+    '.[-1] | .fails.cudnnBackendFinalize == 2 and .fails.cudnnBackendGetAttribute == 1 and .calls.cudnnBackendCreateDescriptor == 1 and .calls.cudnnBackendDestroyDescriptor == 1'
+finish
