@@ -299,6 +299,10 @@ static int conv(int manual)
             api.destroy(engines[i]);
     }
     said("cudnnDestroy", api.handle_destroy(h));
+    /* nothing the shim read back may be left for the program to find */
+    char last[256] = "unchanged";
+    api.last_error(last, sizeof last);
+    printf("last error at the end: \"%s\"\n", last);
     return 0;
 }
 
@@ -317,6 +321,13 @@ static int badtensor(void)
     int64_t n = 0, v[4];
     said("get dimensions of an unfinalized tensor", api.get(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4,
                                                             &n, v));
+    /* a failure the program does not read at once, a success, then the read */
+    api.finalize(t);
+    int64_t one = 1;
+    api.set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &one);
+    char late[128] = "unchanged";
+    api.last_error(late, sizeof late);
+    printf("read after a later success: \"%s\"\n", late);
     said("destroy", api.destroy(t));
     return 0;
 }
