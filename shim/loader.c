@@ -73,8 +73,9 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
             cg_dl.dlerror();
             pending_clear();
         }
-    } else if (traced) {
-        /* Reading the reason consumes it: keep it for the caller's dlerror(). */
+    } else if (traced && !(flags & RTLD_NOLOAD)) {
+        /* (RTLD_NOLOAD asks "is it loaded?": a NULL answer is no failure.)
+         * Reading the reason consumes it: keep it for the caller's dlerror(). */
         const char *err = cg_dl.dlerror();
         pending_set(err ? err : "");
         cg_libs_open_failed(file, flags, caller, err);
@@ -112,12 +113,40 @@ CG_EXPORT int dlclose(void *handle)
 }
 
 /* ---- dlsym / dlvsym */
+/* Hook ids by name: an open-addressing table filled on first use.  dlsym of
+ * a "cu*" name that is not hooked (most of cuDNN's API) costs a hash and
+ * one or two compares. */
+#define NAME_SLOTS 256 /* power of two, well above CG_NHOOKS */
+static _Atomic(short) by_name[NAME_SLOTS]; /* hook id + 1, 0: empty */
+static atomic_bool by_name_ready;
+
+static unsigned name_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 static int hook_by_name(const char *name)
 {
-    for (int h = 0; h < CG_NHOOKS; h++)
-        if (strcmp(cg_hooks[h].name, name) == 0)
-            return h;
-    return -1;
+    if (CG_UNLIKELY(!atomic_load_explicit(&by_name_ready, memory_order_acquire))) {
+        /* racing fillers write the same values: harmless */
+        for (int h = 0; h < CG_NHOOKS; h++) {
+            unsigned i = name_hash(cg_hooks[h].name) & (NAME_SLOTS - 1);
+            while (atomic_load(&by_name[i]) && atomic_load(&by_name[i]) != h + 1)
+                i = (i + 1) & (NAME_SLOTS - 1);
+            atomic_store(&by_name[i], (short)(h + 1));
+        }
+        atomic_store_explicit(&by_name_ready, true, memory_order_release);
+    }
+    for (unsigned i = name_hash(name) & (NAME_SLOTS - 1);; i = (i + 1) & (NAME_SLOTS - 1)) {
+        int v = atomic_load_explicit(&by_name[i], memory_order_relaxed);
+        if (!v)
+            return -1;
+        if (strcmp(cg_hooks[v - 1].name, name) == 0)
+            return v - 1;
+    }
 }
 
 int cg_slot_of_soname(const char *soname)
@@ -153,10 +182,10 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
     pending_set(msg);
 }
 
-void *cg_loader_wrap(const char *name, void *real, int caller_family, const char *route)
+void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route)
 {
     int h = hook_by_name(name);
-    if (h < 0 || (int)cg_hooks[h].family == caller_family)
+    if (h < 0 || (int)cg_hooks[h].family == cg_caller_family(caller))
         return real;
     struct cg_obj o;
     if (!cg_elf_find_obj(real, &o) || !o.dyn)
@@ -188,7 +217,7 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     }
     if (!r || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return r;
-    return cg_loader_wrap(name, r, cg_caller_family(caller), "dlsym");
+    return cg_loader_wrap(name, r, caller, "dlsym");
 }
 
 CG_EXPORT void *dlsym(void *handle, const char *name)

@@ -214,6 +214,7 @@ void cg_shim_init(void)
     if (cg.fd < 0)
         return;
     start_event(0);
+    cg_libs_init();
     pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&cg.traced, true);
     cg_loader_scan("(startup)");
@@ -258,6 +259,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_loader_scan("(exit)");
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
+    cg_libs_unresolved_events();
     cg_graph_exit_events();
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);

@@ -12,7 +12,11 @@ SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
 sections=${*:-loader}
 make -s build/libconvguard.so >/dev/null 2>&1 || make build/libconvguard.so || { echo "build failed"; exit 1; }
-[ -x build/convguard ] || make -s build/convguard >/dev/null 2>&1 || true
+# the CLI needs libjansson; where its headers are missing, a carried unpacked
+# libjansson-dev in .jansson/ is linked statically (see tools/tools.mk)
+J=""
+[ -e /usr/include/jansson.h ] || [ ! -d .jansson ] || J="JANSSON_DIR=$ROOT/.jansson"
+make -s $J build/convguard >/dev/null 2>&1 || echo "note: the convguard CLI did not build here"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
 same_maps() { # name cmd...: maps with and without the shim must be identical
@@ -45,6 +49,54 @@ for s in $sections; do
         same_maps torch_bench env CG_BENCH=1 $PY tests/gpu/conv_torch.py
         same_maps torch_expandable env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $PY tests/gpu/conv_torch.py
         same_maps jax env $PY tests/gpu/conv_jax.py
+        ;;
+    overhead)
+        echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"
+        STEPS=${CG_BENCH_STEPS:-200}
+        for fw in torch jax; do
+            : > "$OUT/ov_$fw.txt"
+            for round in 1 2 3; do
+                for mode in plain shim dbg3; do
+                    case $mode in
+                    plain) r=$($PY tests/gpu/bench_step.py $fw $STEPS 2>/dev/null | tail -1) ;;
+                    shim) r=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/ov_traces LD_PRELOAD=$SHIM $PY tests/gpu/bench_step.py $fw $STEPS 2>/dev/null | tail -1) ;;
+                    dbg3) r=$(CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=$OUT/cudnn_$fw.log $PY tests/gpu/bench_step.py $fw $STEPS 2>/dev/null | tail -1) ;;
+                    esac
+                    echo "$mode $r" >> "$OUT/ov_$fw.txt"
+                done
+            done
+            $PY - "$OUT/ov_$fw.txt" "$fw" <<'PYEOF'
+import sys, statistics
+rows = {}
+for line in open(sys.argv[1]):
+    p = line.split()
+    if len(p) >= 3 and p[1] == "median_ms":
+        rows.setdefault(p[0], []).append(float(p[2]))
+base = statistics.median(rows.get("plain", [float("nan")]))
+for m in ("plain", "shim", "dbg3"):
+    v = rows.get(m, [])
+    if v:
+        med = statistics.median(v)
+        print("   %-5s %-5s ms/step median of %d runs: %.3f  (runs: %s)  ratio %.3f" % (
+            sys.argv[2], m, len(v), med, " ".join("%.3f" % x for x in v), med / base))
+PYEOF
+            ls -la "$OUT/cudnn_$fw.log" 2>/dev/null | awk '{print "   cuDNN log (DBG=3) bytes for 3 runs: " $5}'
+        done
+        # trace volume in steady state: bytes written between a short and a long run
+        for n in 50 550; do
+            rm -rf "$OUT/vol$n"
+            CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/vol$n LD_PRELOAD=$SHIM $PY tests/gpu/bench_step.py torch $n > "$OUT/vol$n.txt" 2>/dev/null
+        done
+        $PY - "$OUT" <<'PYEOF'
+import sys, glob, os
+out = sys.argv[1]
+def size(n): return sum(os.path.getsize(f) for f in glob.glob("%s/vol%d/*.jsonl" % (out, n)))
+def secs(n): return float(open("%s/vol%d.txt" % (out, n)).read().split()[-1])
+b50, b550, s50, s550 = size(50), size(550), secs(50), secs(550)
+rate = (b550 - b50) / max(s550 - s50, 1e-9) * 3600
+print("   trace bytes: %d (50 steps), %d (550 steps); steady state %.0f bytes/hour extrapolated (%.1f s more)" %
+      (b50, b550, rate, s550 - s50))
+PYEOF
         ;;
     *) echo "unknown section $s" ;;
     esac
