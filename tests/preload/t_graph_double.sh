@@ -89,4 +89,11 @@ check "nows: workspace_missing, and it would not have fit" jqt "$T" \
 # ---- recorded into a CUDA graph instead of executed
 CLIENT_POPULATE=1 same_output populate "$CLIENTS/client_graph_plt" conv
 check "populate: graph_plan at the first recording" jqt "$T" "$plan_ev | length == 1 and .[0].fn == \"cudnnBackendPopulateCudaGraph\" and .[0].engine == 2"
+
+# ---- the JAX-like client: plugin without DT_NEEDED, driver entry points, dlsym
+LD_LIBRARY_PATH=$DOUBLES/cudnn9:$DOUBLES/cuda same_output jaxlike "$CLIENTS/client_jaxlike" "$CLIENTS/plugin_jaxlike.so"
+check "jaxlike: the tensor without dimensions, with cuDNN's reason" jqt "$T" \
+    'map(select(.ev=="graph_finalize_failed" and .desc_type=="CUDNN_BACKEND_TENSOR_DESCRIPTOR"))[0] | .reason == "_nbDims < 1" and .tensor.dims == []'
+check "jaxlike: graph_plan, then the execution without workspace" jqt "$T" \
+    '(map(select(.ev=="graph_plan"))[0] | .engine == 2 and .workspace == 268435456) and (map(select(.ev=="graph_exec_failed"))[0].likely_cause.kind == "workspace_missing")'
 finish
