@@ -10,9 +10,12 @@
  * moments: a failure, the first execution of a plan, exit.
  *
  * The program's view is unchanged: same status, same out-parameters; the
- * shim only reads what the call wrote. */
+ * shim only reads what the call wrote.  cuDNN's reason, which the shim reads
+ * on failures and which reading clears, goes back to the program through the
+ * resource layer's cudnnGetLastErrorString hook (cudnn_desc.c). */
 #include <string.h>
 
+#include "cudnn_desc.h"
 #include "graph.h"
 
 static inline bool is_op_type(int t)
@@ -265,7 +268,7 @@ cudnnStatus_t cg_w_cudnnBackendCreateDescriptor(cg_t_cudnnBackendCreateDescripto
             gt_insert((uintptr_t)*desc, type);
         return r;
     }
-    gx_create_failed(gx_slot_of(CG_H_cudnnBackendCreateDescriptor, (void *)real), (void *)real, type, r);
+    gx_create_failed(cg_cudnn_slot_of(CG_H_cudnnBackendCreateDescriptor, (void *)real), (void *)real, type, r);
     return r;
 }
 
@@ -281,7 +284,7 @@ cudnnStatus_t cg_w_cudnnBackendDestroyDescriptor(cg_t_cudnnBackendDestroyDescrip
     }
     cudnnStatus_t r = real(desc);
     if (CG_UNLIKELY(r != 0))
-        gx_call_failed(gx_slot_of(CG_H_cudnnBackendDestroyDescriptor, (void *)real), (void *)real,
+        gx_call_failed(cg_cudnn_slot_of(CG_H_cudnnBackendDestroyDescriptor, (void *)real), (void *)real,
                        CG_H_cudnnBackendDestroyDescriptor, NULL, -1, r);
     return r;
 }
@@ -296,7 +299,7 @@ cudnnStatus_t cg_w_cudnnBackendInitialize(cg_t_cudnnBackendInitialize real, cudn
         gt_remove(e);
         gt_insert((uintptr_t)desc, type);
     } else if (CG_UNLIKELY(r != 0)) {
-        gx_call_failed(gx_slot_of(CG_H_cudnnBackendInitialize, (void *)real), (void *)real,
+        gx_call_failed(cg_cudnn_slot_of(CG_H_cudnnBackendInitialize, (void *)real), (void *)real,
                        CG_H_cudnnBackendInitialize, e, -1, r);
     }
     return r;
@@ -312,11 +315,11 @@ cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, cudnnBac
             if (e->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
                 gr_new(e);
             else if (e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-                gx_plan_finalized(gx_slot_of(CG_H_cudnnBackendFinalize, (void *)real), e);
+                gx_plan_finalized(cg_cudnn_slot_of(CG_H_cudnnBackendFinalize, (void *)real), e);
         }
         return r;
     }
-    gx_finalize_failed(gx_slot_of(CG_H_cudnnBackendFinalize, (void *)real), (void *)real, e, r);
+    gx_finalize_failed(cg_cudnn_slot_of(CG_H_cudnnBackendFinalize, (void *)real), (void *)real, e, r);
     return r;
 }
 
@@ -329,7 +332,7 @@ cudnnStatus_t cg_w_cudnnBackendSetAttribute(cg_t_cudnnBackendSetAttribute real, 
         capture_set(desc, name, type, count, elements);
         return r;
     }
-    gx_call_failed(gx_slot_of(CG_H_cudnnBackendSetAttribute, (void *)real), (void *)real,
+    gx_call_failed(cg_cudnn_slot_of(CG_H_cudnnBackendSetAttribute, (void *)real), (void *)real,
                    CG_H_cudnnBackendSetAttribute, gt_find((uintptr_t)desc), name, r);
     return r;
 }
@@ -343,7 +346,7 @@ cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, 
         capture_get(desc, name, type, requested, count, elements);
         return r;
     }
-    gx_call_failed(gx_slot_of(CG_H_cudnnBackendGetAttribute, (void *)real), (void *)real,
+    gx_call_failed(cg_cudnn_slot_of(CG_H_cudnnBackendGetAttribute, (void *)real), (void *)real,
                    CG_H_cudnnBackendGetAttribute, gt_find((uintptr_t)desc), name, r);
     return r;
 }
@@ -360,11 +363,11 @@ static inline cudnnStatus_t plan_ran(int hook, const void *real, cudnnStatus_t r
         if (e) {
             atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed);
             if (CG_UNLIKELY(!atomic_load_explicit(&e->u.plan.first_done, memory_order_relaxed)))
-                gx_first_exec(gx_slot_of(hook, real), hook, e);
+                gx_first_exec(cg_cudnn_slot_of(hook, real), hook, e);
         }
         return r;
     }
-    gx_exec_failed(gx_slot_of(hook, real), real, hook, e, gt_find((uintptr_t)vpack), r);
+    gx_exec_failed(cg_cudnn_slot_of(hook, real), real, hook, e, gt_find((uintptr_t)vpack), r);
     return r;
 }
 
@@ -389,12 +392,4 @@ cudnnStatus_t cg_w_cudnnBackendUpdateCudaGraph(cg_t_cudnnBackendUpdateCudaGraph 
 {
     cudnnStatus_t r = real(h, plan, variant_pack, graph);
     return plan_ran(CG_H_cudnnBackendUpdateCudaGraph, (void *)real, r, plan, variant_pack);
-}
-
-/* The shim reads cuDNN's reason on failures, which clears it; the program's
- * own call then gets the text the shim kept (graph_report.c). */
-void cg_w_cudnnGetLastErrorString(cg_t_cudnnGetLastErrorString real, char *message, size_t max_size)
-{
-    real(message, max_size);
-    gx_pending_give(message, max_size);
 }

@@ -5,7 +5,9 @@
  *                   descriptor pointer) and the per-operation-graph records
  *   graph_report.c  the rare moments: failures, first execution of a plan,
  *                   exit; reading back from cuDNN what was not captured
- *   cudnn_names.c   status, descriptor type and data type names
+ *   graph_names.c   descriptor type and data type names
+ * It uses the resource layer's cudnn_desc.h (cuDNN's reason, kept for the
+ * program) and gpuinfo.h (free/total memory, status names).
  *
  * Why a table: JAX makes ~50,000 descriptor create/destroy calls for one small
  * convolution and PyTorch thousands per training step, so knowing what a
@@ -165,6 +167,7 @@ struct gr_rec {
     int64_t ws[GR_WS]; /* workspaces of plans that finalized, as cuDNN reported them */
     _Atomic uint8_t all_failed_written;
     _Atomic int32_t last_status;
+    int32_t slot; /* which cuDNN numbering last_status is in */
     char last_reason[GR_REASON];
 };
 
@@ -176,15 +179,9 @@ void gr_add_ws(struct gr_rec *r, int64_t ws);
 uint64_t gr_allocated(void);
 void gr_each(void (*fn)(struct gr_rec *r, void *arg), void *arg);
 
-/* ---- the rare moments (graph_report.c).  slot: CG_SLOT_CUDNN9 / 8. */
-int gx_slot_of(int hook, const void *real);
-/* Reads cuDNN's reason for this thread's last failure into out (cap bytes),
- * keeping it for the program's next cudnnGetLastErrorString. */
-void gx_take_reason(int slot, const void *real, char *out, size_t cap);
-/* cudnnGetLastErrorString hook: what the shim consumed goes to the program. */
-void gx_pending_give(char *message, size_t max_size);
-void gx_pending_drop(void);
-
+/* ---- the rare moments (graph_report.c).  slot: CG_SLOT_CUDNN9 / 8
+ * (cg_cudnn_slot_of); real: the wrapped function, whose library tells which
+ * copy of cuDNN to ask for its reason. */
 void gx_create_failed(int slot, const void *real, int type, cudnnStatus_t st);
 void gx_call_failed(int slot, const void *real, int hook, struct gt_ent *e, int attr, cudnnStatus_t st);
 void gx_finalize_failed(int slot, const void *real, struct gt_ent *e, cudnnStatus_t st);
@@ -199,8 +196,7 @@ void gx_destroyed(struct gt_ent *e);
 void gx_rec_retired(struct gr_rec *r, const char *when);
 bool gx_not_supported(int slot, cudnnStatus_t st);
 
-/* ---- names (cudnn_names.c); NULL when unknown */
-const char *cg_cudnn_status_name(cudnnStatus_t st, bool cudnn8);
+/* ---- names (graph_names.c); NULL when unknown.  Status names: gpuinfo.h. */
 const char *cg_cudnn_desc_type_name(int type);
 const char *cg_cudnn_dtype_name(int dtype);
 #endif

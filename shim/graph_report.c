@@ -11,17 +11,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cudnn_desc.h"
+#include "gpuinfo.h"
 #include "graph.h"
 
 #define EVB 8192
 
 /* ---- library functions of a slot, and cuDNN's reason */
-int gx_slot_of(int hook, const void *real)
-{
-    return atomic_load_explicit(&cg_real[CG_SLOT_CUDNN8][hook], memory_order_relaxed) == real ? CG_SLOT_CUDNN8
-                                                                                               : CG_SLOT_CUDNN9;
-}
-
 static void *real_fn(int slot, int hook)
 {
     void *f = atomic_load_explicit(&cg_real[slot][hook], memory_order_acquire);
@@ -33,65 +29,12 @@ bool gx_not_supported(int slot, cudnnStatus_t st)
     return slot == CG_SLOT_CUDNN8 ? st == CUDNN8_STATUS_NOT_SUPPORTED : st / 1000 == 3;
 }
 
-static const char *status_name(int slot, cudnnStatus_t st)
+/* cuDNN's reason for this thread's last failure (kept for the program). */
+static void take_reason(int slot, const void *real, char *out, size_t cap)
 {
-    return cg_cudnn_status_name(st, slot == CG_SLOT_CUDNN8);
-}
-
-typedef void (*gles_t)(char *, size_t);
-static _Atomic(void *) gles_cache[CG_NSLOTS]; /* (void *)1: the library has none (cuDNN 8) */
-
-/* cudnnGetLastErrorString of the very library `real` lives in. */
-static gles_t gles_for(int slot, const void *real)
-{
-    void *f = atomic_load_explicit(&gles_cache[slot], memory_order_acquire);
-    if (f)
-        return f == (void *)1 ? NULL : (gles_t)f;
-    struct cg_obj o;
-    if (!real || !cg_elf_find_obj(real, &o) || !o.dyn)
-        return NULL;
-    f = cg_elf_sym(&o, "cudnnGetLastErrorString", cg_slots[slot].version_node);
-    if (!f)
-        f = cg_elf_sym(&o, "cudnnGetLastErrorString", NULL);
-    atomic_store_explicit(&gles_cache[slot], f ? f : (void *)1, memory_order_release);
-    return (gles_t)f;
-}
-
-static __thread char pending_text[1024];
-static __thread bool pending;
-
-void gx_pending_drop(void) { pending = false; }
-
-void gx_pending_give(char *message, size_t max_size)
-{
-    if (!pending)
-        return;
-    pending = false;
-    /* A newer failure's text (from a call we do not hook) wins. */
-    if (message && max_size && !message[0])
-        cg_strlcpy(message, pending_text, max_size);
-}
-
-/* Takes cuDNN's unread reason, if any, into the pending copy; returns it. */
-static const char *stash_reason(int slot, const void *real)
-{
-    gles_t f = gles_for(slot, real ? real : real_fn(slot, CG_H_cudnnBackendGetAttribute));
-    if (!f)
-        return NULL;
-    char buf[sizeof pending_text];
-    buf[0] = 0;
-    f(buf, sizeof buf);
-    if (!buf[0])
-        return NULL;
-    memcpy(pending_text, buf, sizeof buf);
-    pending = true;
-    return pending_text;
-}
-
-void gx_take_reason(int slot, const void *real, char *out, size_t cap)
-{
-    const char *r = stash_reason(slot, real);
-    cg_strlcpy(out, r ? r : "", cap);
+    struct cg_cudnn_fns f;
+    cg_cudnn_fns(slot, real ? real : real_fn(slot, CG_H_cudnnBackendGetAttribute), &f);
+    cg_cudnn_reason_take(&f, out, cap);
 }
 
 /* ---- failures written once per kind: the rest are counted */
@@ -125,7 +68,7 @@ static void count_fail(int hook) { atomic_fetch_add_explicit(&cg_count[hook].fai
 static void ev_status(struct cg_ev *e, int slot, cudnnStatus_t st, const char *reason)
 {
     cg_ev_i64(e, "status", st);
-    cg_ev_str(e, "status_name", status_name(slot, st));
+    cg_ev_str(e, "status_name", cg_cudnn_status_name(slot, st));
     cg_ev_str(e, "reason", reason && *reason ? reason : NULL);
 }
 
@@ -143,33 +86,25 @@ struct rb {
     cg_t_cudnnBackendCreateDescriptor create;
     cg_t_cudnnBackendDestroyDescriptor destroy;
     cg_t_cudnnBackendGetAttribute get;
-    int slot;
-    const void *real;
+    struct cg_cudnn_fns fns;
 };
 
 static bool rb_begin(struct rb *rb, int slot, const void *real)
 {
-    rb->slot = slot;
-    rb->real = real;
     rb->create = (cg_t_cudnnBackendCreateDescriptor)real_fn(slot, CG_H_cudnnBackendCreateDescriptor);
     rb->destroy = (cg_t_cudnnBackendDestroyDescriptor)real_fn(slot, CG_H_cudnnBackendDestroyDescriptor);
     rb->get = (cg_t_cudnnBackendGetAttribute)real_fn(slot, CG_H_cudnnBackendGetAttribute);
     if (!rb->create || !rb->destroy || !rb->get)
         return false;
+    cg_cudnn_fns(slot, real ? real : (const void *)rb->get, &rb->fns);
     /* An unread reason the program may still ask for must survive our calls. */
-    stash_reason(slot, real ? real : (void *)rb->get);
+    char unread[512];
+    cg_cudnn_reason_take(&rb->fns, unread, sizeof unread);
     return true;
 }
 
-static void rb_end(struct rb *rb)
-{
-    /* Our own failed read-backs leave reasons behind: drop them. */
-    gles_t f = gles_for(rb->slot, rb->real ? rb->real : (void *)rb->get);
-    if (f) {
-        char discard[256];
-        f(discard, sizeof discard);
-    }
-}
+/* Our own failed read-backs leave reasons behind: drop them. */
+static void rb_end(struct rb *rb) { cg_cudnn_reason_drop(&rb->fns); }
 
 static bool rb_i64(struct rb *rb, void *desc, int attr, int64_t *out)
 {
@@ -471,45 +406,6 @@ static void ev_plan(struct cg_ev *e, const struct plan_info *pi, bool with_graph
     }
 }
 
-/* ---- GPU memory at a failure.
- * Minimal stand-in until the shared gpuinfo module (branch res) is merged;
- * replace with its function.  The driver's own numbers, and only when this
- * thread already has a current context: it never initialises the driver or
- * creates a context.  Otherwise "unknown". */
-struct drv_find {
-    struct cg_obj o;
-    bool found;
-};
-
-static int find_libcuda(const struct cg_obj *o, void *arg)
-{
-    struct drv_find *f = arg;
-    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
-    if (so && strcmp(so, "libcuda.so.1") == 0) {
-        f->o = *o;
-        f->found = true;
-        return 1;
-    }
-    return 0;
-}
-
-static bool mem_now(unsigned long long *free_b, unsigned long long *total_b)
-{
-    struct drv_find f = {.found = false};
-    cg_elf_each_obj(find_libcuda, &f);
-    if (!f.found)
-        return false;
-    CUresult (*get_ctx)(CUcontext *) = (CUresult(*)(CUcontext *))cg_elf_sym(&f.o, "cuCtxGetCurrent", NULL);
-    CUresult (*info)(size_t *, size_t *) = (CUresult(*)(size_t *, size_t *))cg_elf_sym(&f.o, "cuMemGetInfo_v2", NULL);
-    CUcontext ctx = NULL;
-    size_t fr = 0, to = 0;
-    if (!get_ctx || !info || get_ctx(&ctx) != CUDA_SUCCESS || !ctx || info(&fr, &to) != CUDA_SUCCESS)
-        return false;
-    *free_b = fr;
-    *total_b = to;
-    return true;
-}
-
 /* ---- the events */
 void gx_create_failed(int slot, const void *real, int type, cudnnStatus_t st)
 {
@@ -518,7 +414,7 @@ void gx_create_failed(int slot, const void *real, int type, cudnnStatus_t st)
     struct cg_ev e;
     count_fail(CG_H_cudnnBackendCreateDescriptor);
     cg_note_failure();
-    gx_take_reason(slot, real, reason, sizeof reason);
+    take_reason(slot, real, reason, sizeof reason);
     if (first_of_kind(CG_H_cudnnBackendCreateDescriptor, type, -1, st, reason)) {
         cg_ev_begin(&e, b, sizeof b, "call_failed");
         cg_ev_str(&e, "fn", "cudnnBackendCreateDescriptor");
@@ -540,7 +436,7 @@ void gx_call_failed(int slot, const void *real, int hook, struct gt_ent *d, int 
      * Execute.  Counted in `fails`, not in the exit line's failures. */
     if (hook != CG_H_cudnnBackendSetAttribute && hook != CG_H_cudnnBackendGetAttribute)
         cg_note_failure();
-    gx_take_reason(slot, real, reason, sizeof reason);
+    take_reason(slot, real, reason, sizeof reason);
     int type = d ? d->type : -1;
     if (first_of_kind(hook, type, attr, st, reason)) {
         cg_ev_begin(&e, b, sizeof b, "call_failed");
@@ -586,7 +482,7 @@ static void all_failed_event(struct gr_rec *r, const char *when)
     int32_t ls = atomic_load(&c.last_status);
     cg_ev_i64(&e, "last_status", ls);
     /* records do not know their slot: cuDNN 9 numbering unless it is clearly 8's */
-    cg_ev_str(&e, "last_status_name", cg_cudnn_status_name(ls, ls > 0 && ls < 1000));
+    cg_ev_str(&e, "last_status_name", cg_cudnn_status_name(c.slot, ls));
     cg_ev_str(&e, "last_reason", c.last_reason[0] ? c.last_reason : NULL);
     cg_ev_end(&e);
 }
@@ -602,7 +498,7 @@ void gx_finalize_failed(int slot, const void *real, struct gt_ent *d, cudnnStatu
     int saved = errno;
     char reason[512];
     count_fail(CG_H_cudnnBackendFinalize);
-    gx_take_reason(slot, real, reason, sizeof reason);
+    take_reason(slot, real, reason, sizeof reason);
     bool plan = d && d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR;
     bool ns = plan && gx_not_supported(slot, st);
     struct gr_rec *r = plan ? gr_get(d->u.plan.rec, d->u.plan.gen) : NULL;
@@ -612,6 +508,7 @@ void gx_finalize_failed(int slot, const void *real, struct gt_ent *d, cudnnStatu
             atomic_fetch_add_explicit(&r->plans_tried, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(ns ? &r->not_supported : &r->failed_other, 1, memory_order_relaxed);
             atomic_store_explicit(&r->last_status, st, memory_order_relaxed);
+            r->slot = slot;
             cg_strlcpy(r->last_reason, reason, sizeof r->last_reason);
         }
     }
@@ -720,7 +617,7 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
     count_fail(hook);
     cg_note_failure();
     atomic_fetch_add_explicit(&exec_failures, 1, memory_order_relaxed);
-    gx_take_reason(slot, real, reason, sizeof reason);
+    take_reason(slot, real, reason, sizeof reason);
     bool first;
     if (p) {
         uint8_t z = 0;
@@ -737,8 +634,10 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
     struct plan_info pi;
     if (p)
         plan_info(slot, real, p, true, false, &pi);
-    unsigned long long fr = 0, to = 0;
-    bool mem = mem_now(&fr, &to);
+    struct cg_gpu_mem gm;
+    cg_gpu_mem_now(&gm);
+    bool mem = gm.known;
+    unsigned long long fr = gm.free, to = gm.total;
     char b[EVB];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "graph_exec_failed");
@@ -752,17 +651,7 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
         cg_ev_bool(&e, "workspace_given", vp->u.vpack.ws_set && vp->u.vpack.workspace);
     else
         cg_ev_raw(&e, "workspace_given", "null");
-    cg_ev_open(&e, "mem", '{');
-    if (mem) {
-        cg_ev_u64(&e, "free", fr);
-        cg_ev_u64(&e, "total", to);
-        cg_ev_str(&e, "source", "driver");
-    } else {
-        cg_ev_raw(&e, "free", "null");
-        cg_ev_raw(&e, "total", "null");
-        cg_ev_str(&e, "source", "unknown");
-    }
-    cg_ev_close(&e, '}');
+    cg_ev_gpu_mem(&e, "mem", &gm);
     /* Why, in one line. */
     char detail[256], num[24];
     size_t n = 0;

@@ -20,6 +20,8 @@
  *              from CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT), no heuristics
  *   badtensor  a tensor finalized without dimensions, then without strides:
  *              the statuses and the reasons the program itself reads
+ *   failures   calls refused in as many ways as a GPU-less host allows, each
+ *              status printed with cudnnGetErrorString's name for it
  *   stress N [T]  N descriptor create/destroy pairs on T threads (default 1),
  *              each thread keeping 32 descriptors alive in rotation; prints
  *              ns per pair and resident memory growth on stderr
@@ -49,6 +51,7 @@ static struct {
     cudnnStatus_t (*execute)(cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t);
     cudnnStatus_t (*populate)(cudnnHandle_t, cudnnBackendDescriptor_t, cudnnBackendDescriptor_t, cudaGraph_t);
     void (*last_error)(char *, size_t);
+    const char *(*error_name)(cudnnStatus_t);
     cudnnStatus_t (*handle_create)(cudnnHandle_t *);
     cudnnStatus_t (*handle_destroy)(cudnnHandle_t);
 } api;
@@ -66,6 +69,7 @@ static int load(void)
     api.execute = cudnnBackendExecute;
     api.populate = cudnnBackendPopulateCudaGraph;
     api.last_error = cudnnGetLastErrorString;
+    api.error_name = cudnnGetErrorString;
     api.handle_create = cudnnCreate;
     api.handle_destroy = cudnnDestroy;
     printf("route: plt\n");
@@ -90,6 +94,7 @@ static int load(void)
     SYM(execute, "cudnnBackendExecute");
     SYM(populate, "cudnnBackendPopulateCudaGraph");
     SYM(last_error, "cudnnGetLastErrorString");
+    SYM(error_name, "cudnnGetErrorString");
     SYM(handle_create, "cudnnCreate");
     SYM(handle_destroy, "cudnnDestroy");
     return api.create && api.destroy && api.finalize && api.set && api.get && api.last_error ? 0 : -1;
@@ -332,6 +337,35 @@ static int badtensor(void)
     return 0;
 }
 
+static void named(const char *what, cudnnStatus_t st)
+{
+    char reason[256] = "";
+    api.last_error(reason, sizeof reason);
+    printf("%s: status %d %s reason: %s\n", what, st, api.error_name ? api.error_name(st) : "?", reason);
+}
+
+static int failures(void)
+{
+    cudnnBackendDescriptor_t t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR), d = NULL, p;
+    int64_t n = 0, v[4] = {1, 2, 3, 4}, strides[4] = {24, 12, 4, 1}, align = 4;
+    float f = 1;
+    named("finalize an empty tensor", api.finalize(t));
+    named("get from an unfinalized tensor", api.get(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, &n, v));
+    named("set dimensions as floats", api.set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_FLOAT, 1, &f));
+    named("destroy NULL", api.destroy(NULL));
+    named("create type 9999", api.create(9999, &d));
+    p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    named("finalize a plan without engine config", api.finalize(p));
+    set_i64s(t, CUDNN_ATTR_TENSOR_DIMENSIONS, 4, v);
+    set_i64s(t, CUDNN_ATTR_TENSOR_STRIDES, 4, strides);
+    set_i64s(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 1, &align);
+    said("finalize a complete tensor", api.finalize(t));
+    named("set after finalize", api.set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, v));
+    api.destroy(p);
+    api.destroy(t);
+    return 0;
+}
+
 /* ---- stress */
 static long rss_kb(void)
 {
@@ -401,7 +435,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s conv|manual|badtensor|stress N [T]\n", argv[0]);
+        fprintf(stderr, "usage: %s conv|manual|badtensor|failures|stress N [T]\n", argv[0]);
         return 2;
     }
     if (load())
@@ -412,6 +446,8 @@ int main(int argc, char **argv)
         return conv(1);
     if (!strcmp(argv[1], "badtensor"))
         return badtensor();
+    if (!strcmp(argv[1], "failures"))
+        return failures();
     if (!strcmp(argv[1], "stress"))
         return stress(argc > 2 ? atol(argv[2]) : 1000000, argc > 3 ? atoi(argv[3]) : 1);
     fprintf(stderr, "unknown mode %s\n", argv[1]);

@@ -28,4 +28,20 @@ check "GetAttribute on an unfinalized descriptor: call_failed with NOT_INITIALIZ
 check "a reason the program reads after a later success is still there" grep -qx 'read after a later success: "_nbDims != _nbStrides"' "$WORK/shim"
 check "exit: four failed calls, one descriptor created and destroyed" jqt "$T" \
     '.[-1] | .fails.cudnnBackendFinalize == 3 and .fails.cudnnBackendGetAttribute == 1 and .calls.cudnnBackendCreateDescriptor == 1 and .calls.cudnnBackendDestroyDescriptor == 1'
+
+# seven refusals the real library gives without a GPU: the trace names each
+# status as cudnnGetErrorString does and carries the same reason
+"$CLIENTS/client_graph" failures >"$WORK/fplain" 2>&1
+run_shim "$WORK/f" "$CLIENTS/client_graph" failures >"$WORK/fshim" 2>&1
+T=$(trace_of "$WORK/f")
+check "failures: program output unchanged by the shim" cmp "$WORK/fplain" "$WORK/fshim"
+sed -n 's/^[^:]*: status \([0-9]*\) \([A-Z_]*\) reason: \(.*\)$/{"status":\1,"status_name":"\2","reason":"\3"}/p' \
+    "$WORK/fplain" | jq -s . >"$WORK/expected.json"
+check "failures: seven statuses seen by the program" jq -e 'length == 7' "$WORK/expected.json"
+check "failures: each one in the trace with cuDNN's name and reason" jq -e -s --slurpfile x "$WORK/expected.json" \
+    '[.[] | select(.status != null and .status != 0) | {status, status_name, reason}] as $t | all($x[0][]; . as $e | $t | index([$e]) != null)' "$T"
+check "failures: create of an unknown type names the type number" jqt "$T" \
+    'map(select(.fn=="cudnnBackendCreateDescriptor"))[0] | .desc_type == 9999 and .status_name == "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED"'
+check "failures: a plan without engine config: graph_finalize_failed, plan fields null" jqt "$T" \
+    'map(select(.ev=="graph_finalize_failed" and .desc_type=="CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR"))[0] | .status_name == "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED" and .graph == null and .engine == null'
 finish
