@@ -2,9 +2,9 @@
  * execution of each plan, a graph whose every plan failed, exit.
  *
  * Only here does the graph layer format anything, ask cuDNN for its reason
- * (cudnnGetLastErrorString, from the same library as the failing function),
- * or read back attributes it did not capture, with the real functions of the
- * same slot (never through our own entries, so nothing is counted twice).
+ * (cudnnGetLastErrorString of the same copy of cuDNN, cudnn_desc.c), or read
+ * back attributes it did not capture, with the real functions of the same
+ * slot (never through our own entries, so nothing is counted twice).
  * Reading a reason clears it inside cuDNN: the text is kept per thread and
  * handed to the program's own next cudnnGetLastErrorString call, so the
  * program sees what it would have seen.  errno is saved and restored. */
@@ -89,8 +89,16 @@ struct rb {
     struct cg_cudnn_fns fns;
 };
 
+static bool called(int hook) { return atomic_load_explicit(&cg_count[hook].calls, memory_order_relaxed) != 0; }
+
 static bool rb_begin(struct rb *rb, int slot, const void *real)
 {
+    /* Only functions the program has called already: cuDNN's dispatcher
+     * dlopen()s a function's sub-library at its first call, which is not the
+     * shim's to cause. */
+    if (!called(CG_H_cudnnBackendCreateDescriptor) || !called(CG_H_cudnnBackendDestroyDescriptor) ||
+        !called(CG_H_cudnnBackendGetAttribute))
+        return false;
     rb->create = (cg_t_cudnnBackendCreateDescriptor)real_fn(slot, CG_H_cudnnBackendCreateDescriptor);
     rb->destroy = (cg_t_cudnnBackendDestroyDescriptor)real_fn(slot, CG_H_cudnnBackendDestroyDescriptor);
     rb->get = (cg_t_cudnnBackendGetAttribute)real_fn(slot, CG_H_cudnnBackendGetAttribute);
@@ -98,7 +106,7 @@ static bool rb_begin(struct rb *rb, int slot, const void *real)
         return false;
     cg_cudnn_fns(slot, real ? real : (const void *)rb->get, &rb->fns);
     /* An unread reason the program may still ask for must survive our calls. */
-    char unread[512];
+    char unread[1024];
     cg_cudnn_reason_take(&rb->fns, unread, sizeof unread);
     return true;
 }
