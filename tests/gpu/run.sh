@@ -105,9 +105,11 @@ PYEOF
             local name=$1 steps=$2; shift 2
             rm -rf "$OUT/$name.traces"
             CG_STEPS=$steps CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" > "$OUT/$name.log" 2>&1
-            echo "-- $name (CG_STEPS=$steps, rc $?): $(grep -v '^convguard:' "$OUT/$name.log" | tail -1)"
+            local rc=$?
+            echo "-- $name (CG_STEPS=$steps, rc $rc): $(grep -v '^convguard:' "$OUT/$name.log" | tail -1)"
             grep '^convguard:' "$OUT/$name.log" | sed 's/^/   /'
-            $PY tests/gpu/graph_summary.py "$OUT/$name.traces" | sed 's/^/   /' | head -${CG_SUMMARY_LINES:-60}
+            $PY tests/gpu/graph_summary.py "$OUT/$name.traces" | grep -E "${CG_SUMMARY_GREP:-.}" | sed 's/^/   /' |
+                head -${CG_SUMMARY_LINES:-60}
         }
         # steady state: the graph-layer lines of a 3-step and a 30-step run must be the same
         steady() {
@@ -125,7 +127,8 @@ PYEOF
         graph_run jax_graph 3 $PY tests/gpu/conv_jax.py
         graph_run jax_graph30 30 $PY tests/gpu/conv_jax.py
         steady jax_graph jax_graph30
-        CG_SUMMARY_LINES=12 graph_run torch_graph_expandable 3 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        # expandable segments: PyTorch's driver-level allocations come through entry points
+        CG_SUMMARY_GREP='^== |exit calls \(memory|gpu_mem|graph:' graph_run torch_graph_expandable 3 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True CG_BENCH=0 $PY tests/gpu/conv_torch.py
         # near out of memory: another process holds all but HOG_LEAVE_MB
         LEAVE=${HOG_LEAVE_MB:-2500}
         for fw in torch jax; do
