@@ -4,7 +4,8 @@
  *   graph_table.c   what each descriptor is (a lock-free table keyed by the
  *                   descriptor pointer) and the per-operation-graph records
  *   graph_report.c  the rare moments: failures, first execution of a plan,
- *                   exit; reading back from cuDNN what was not captured
+ *                   exit (its events' fields: graph_json.c)
+ *   graph_readback.c  what it asks cuDNN itself then: reasons, what a plan is
  *   graph_names.c   descriptor type and data type names
  * It uses the resource layer's cudnn_desc.h (cuDNN's reason, kept for the
  * program) and gpuinfo.h (free/total memory, status names).
@@ -178,6 +179,36 @@ struct gr_rec *gr_get(uint32_t idx, uint32_t gen);
 void gr_add_ws(struct gr_rec *r, int64_t ws);
 uint64_t gr_allocated(void);
 void gr_each(void (*fn)(struct gr_rec *r, void *arg), void *arg);
+
+/* ---- what the layer asks cuDNN itself (graph_readback.c), rare moments only */
+/* cuDNN's reason for this thread's last failure, kept for the program. */
+void gx_take_reason(int slot, const void *real, char *out, size_t cap);
+#define GX_MAX_KNOBS 16
+struct gx_plan_info {
+    uint32_t plan_id, graph_id;
+    int64_t engine, ws; /* -1: unknown */
+    int32_t heur_rank;
+    int nknobs;
+    int32_t knob_type[GX_MAX_KNOBS];
+    int64_t knob_val[GX_MAX_KNOBS];
+    bool have_rec;
+    struct gr_rec rec; /* a copy of its graph's record, taken while it was still that graph's (last member) */
+};
+/* What plan p is: from the table, else read back.  finalized: the plan itself
+ * can be read (else only its engine config); knobs: read the knob choices. */
+void gx_plan_info(int slot, const void *real, struct gt_ent *p, bool finalized, bool knobs,
+                  struct gx_plan_info *pi);
+
+/* ---- event fields (graph_json.c) */
+void gx_ev_status(struct cg_ev *e, int slot, cudnnStatus_t st, const char *reason);
+void gx_ev_desc_type(struct cg_ev *e, int type);
+void gx_ev_tensor_fields(struct cg_ev *e, const int64_t *dims, int nd, int dtype, bool has_uid, int64_t uid,
+                         bool is_virtual);
+void gx_ev_ops(struct cg_ev *e, const struct gr_rec *r);    /* "ops":[...], "ops_more" */
+void gx_ev_counts(struct cg_ev *e, const struct gr_rec *r); /* heuristics_returned, plans_* */
+/* plan, graph, engine, knobs, heuristics_rank, workspace; with_graph: ops,
+ * counts and finalized_workspaces too */
+void gx_ev_plan(struct cg_ev *e, const struct gx_plan_info *pi, bool with_graph);
 
 /* ---- the rare moments (graph_report.c).  slot: CG_SLOT_CUDNN9 / 8
  * (cg_cudnn_slot_of); real: the wrapped function, whose library tells which
