@@ -33,6 +33,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tests/tests.mk
 -include examples/examples.mk
 -include tests/resource.mk
+-include tests/graph.mk
 include tests/unit/unit.mk
 -include bench/bench.mk
 

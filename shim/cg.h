@@ -202,4 +202,8 @@ const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- graph_report.c: the graph (backend) API layer at exit */
+void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
+void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */
 #endif

@@ -261,6 +261,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
     cg_libs_unresolved_events();
+    cg_graph_exit_events();
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
@@ -288,6 +289,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_gpumem_exit(&e);
+    cg_graph_exit_summary(&e);
     cg_ev_end(&e);
     if (nlib == 0 && !is_forked_child && parent_traced()) {
         /* A program the traced program ran (ptxas, a shell) that never

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [overhead] ...    (default: loader resource)
+#   tests/gpu/run.sh [loader] [resource] [graph] [overhead] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -10,7 +10,7 @@ OUT=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUT"
 SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
-sections=${*:-loader resource}
+sections=${*:-loader resource graph}
 # Seen on the H200 machine: /opt/gcc/bin/gcc comes first in PATH and its LTO link fails ("could not run
 # lto-wrapper"); then rebuild the shim with the system compiler.
 make -s build/libconvguard.so >/dev/null 2>&1 || { [ -x /usr/bin/gcc ] && rm -rf build/shim build/libconvguard.so &&
@@ -150,6 +150,49 @@ rate = (b550 - b50) / max(s550 - s50, 1e-9) * 3600
 print("   trace bytes: %d (50 steps), %d (550 steps); steady state %.0f bytes/hour extrapolated (%.1f s more)" %
       (b50, b550, rate, s550 - s50))
 PYEOF
+        ;;
+    graph)
+        echo "== graph: the cuDNN graph (backend) API of PyTorch and JAX under the shim"
+        # graph_run NAME STEPS cmd...: a run under the shim, its graph-layer summary
+        graph_run() {
+            local name=$1 steps=$2; shift 2
+            rm -rf "$OUT/$name.traces"
+            CG_STEPS=$steps CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" > "$OUT/$name.log" 2>&1
+            local rc=$?
+            echo "-- $name (CG_STEPS=$steps, rc $rc): $(grep -v '^convguard:' "$OUT/$name.log" | tail -1)"
+            grep '^convguard:' "$OUT/$name.log" | sed 's/^/   /'
+            $PY tests/gpu/graph_summary.py "$OUT/$name.traces" | grep -E "${CG_SUMMARY_GREP:-.}" | sed 's/^/   /' |
+                head -${CG_SUMMARY_LINES:-60}
+        }
+        # steady state: the graph-layer lines of a 3-step and a 30-step run must be the same
+        steady() {
+            local a b
+            a=$(cat "$OUT/$1.traces"/*.jsonl | grep -c '"ev":"graph\|"ev":"call_failed"')
+            b=$(cat "$OUT/$2.traces"/*.jsonl | grep -c '"ev":"graph\|"ev":"call_failed"')
+            echo "   steady state: $a graph-layer events in $1, $b in $2 ($([ "$a" = "$b" ] && echo "nothing per step" || echo "DIFFERENT"))"
+        }
+        graph_run torch_graph_default 3 env CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        graph_run torch_graph_default30 30 env CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        steady torch_graph_default torch_graph_default30
+        graph_run torch_graph_bench 3 env CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        graph_run torch_graph_bench30 30 env CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        steady torch_graph_bench torch_graph_bench30
+        graph_run jax_graph 3 $PY tests/gpu/conv_jax.py
+        graph_run jax_graph30 30 $PY tests/gpu/conv_jax.py
+        steady jax_graph jax_graph30
+        # expandable segments: PyTorch's driver-level allocations come through entry points
+        CG_SUMMARY_GREP='^== |exit calls \(memory|gpu_mem|graph:' graph_run torch_graph_expandable 3 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        # near out of memory: another process holds all but HOG_LEAVE_MB
+        LEAVE=${HOG_LEAVE_MB:-2500}
+        for fw in torch jax; do
+            $PY tests/gpu/hog.py "$LEAVE" 600 > "$OUT/hog_$fw.log" 2>&1 &
+            hog=$!
+            for _ in $(seq 120); do grep -q '^hog:' "$OUT/hog_$fw.log" 2>/dev/null && break; sleep 0.5; done
+            echo "-- hog (pid $hog, leaves $LEAVE MiB): $(cat "$OUT/hog_$fw.log" | tail -1)"
+            CG_SUMMARY_LINES=40 graph_run ${fw}_graph_nearoom 1 $PY tests/gpu/conv_big.py $fw
+            grep '^before:' "$OUT/${fw}_graph_nearoom.log" | sed 's/^/   /'
+            kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+        done
         ;;
     *) echo "unknown section $s" ;;
     esac
