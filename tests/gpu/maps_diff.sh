@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}/maps_diff
 rm -rf "$OUT" && mkdir -p "$OUT"
 SHIM=$PWD/build/libconvguard.so
+make -s build/libconvguard.so >/dev/null 2>&1 || make -s LTO= build/libconvguard.so >/dev/null 2>&1 || { echo "build failed"; exit 1; }
 for i in 1 2; do
     env CG_BENCH=${1:-0} python3 tests/gpu/conv_torch.py "$OUT/plain$i" > /dev/null 2>&1
     env CG_BENCH=${1:-0} CONVGUARD_EXTRA_LIBS=libnvidia CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/t$i LD_PRELOAD=$SHIM \

@@ -25,6 +25,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 
 same_maps() { # name cmd...: maps with and without the shim must be identical
     local name=$1; shift
+    # The first run on a fresh machine JIT-compiles PTX into the driver's
+    # cache and maps libnvidia-ptxjitcompiler; later runs do not (measured
+    # with tests/gpu/maps_diff.sh: it is the program's variation, not the
+    # shim's).  One warm-up run first, so both compared runs see a warm cache.
+    "$@" "$OUT/$name.maps.warmup" > /dev/null 2>&1
     "$@" "$OUT/$name.maps.plain" > "$OUT/$name.plain.log" 2>&1 || { echo "$name (no shim) failed:"; tail -5 "$OUT/$name.plain.log"; }
     CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" "$OUT/$name.maps.shim" > "$OUT/$name.shim.log" 2>&1 || { echo "$name (shim) failed:"; tail -5 "$OUT/$name.shim.log"; }
     echo "-- $name: $(head -1 "$OUT/$name.plain.log")"
