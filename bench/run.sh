@@ -53,16 +53,18 @@ echo " one cuGetProcAddress_v2, one dlsym of a cuDNN name / of printf; goal: add
 
 echo
 echo "== 2. steady-state trace volume (bytes written by the shim)"
-printf '%-18s %12s %14s %8s\n' mode "1 iteration" "100000 iter." added
+printf '%-18s %12s %14s %8s %14s\n' mode "1 iteration" "100000 iter." added "events added"
 for m in cudaMalloc cuMemAlloc_ep create execute convfwd setattr getattr procaddr dlsym_cu; do
-    sz=()
+    sz=() ev=()
     for n in 1 100000; do
         rm -rf $T/traces
         envrun "$SHIM" $B $m $n >/dev/null
         sz+=("$(cat $T/traces/* 2>/dev/null | wc -c)")
+        ev+=("$(cat $T/traces/* 2>/dev/null | wc -l)")
     done
-    printf '%-18s %12s %14s %8s\n' $m ${sz[0]} ${sz[1]} $(( sz[1] - sz[0] ))
+    printf '%-18s %12s %14s %8s %14s\n' $m ${sz[0]} ${sz[1]} $(( sz[1] - sz[0] )) $(( ev[1] - ev[0] ))
 done
+echo "(the bytes added are the longer counts in the one exit event, e.g. \"calls\":100000; no event is added)"
 
 if [ "${BENCH_SKIP_STARTUP:-0}" != 1 ]; then
     echo
