@@ -135,7 +135,7 @@ static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struc
     }
 }
 
-cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, cudnnHandle_t *handle)
+cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *handle)
 {
     uint64_t failures_before = cg_gpumem_failures();
     cudnnStatus_t r = real(handle);
@@ -187,7 +187,7 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, cudnnHandle_t *handle)
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, cudnnHandle_t handle)
+cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, CG_CALLER, cudnnHandle_t handle)
 {
     cudnnStatus_t r = real(handle);
     int saved = errno;
@@ -393,7 +393,7 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real,
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real, CG_CALLER,
                                                           cudnnHandle_t h, cudnnTensorDescriptor_t a1,
                                                           cudnnFilterDescriptor_t a2,
                                                           cudnnConvolutionDescriptor_t conv,
@@ -402,25 +402,25 @@ cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvoluti
     LOOKUP_V7(cudnnGetConvolutionForwardAlgorithm_v7, CG_OP_FWD, API_GET_V7, a1, a2, a3)
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(
-    cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, cudnnHandle_t h, cudnnFilterDescriptor_t a1,
+    cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf)
     LOOKUP_V7(cudnnGetConvolutionBackwardDataAlgorithm_v7, CG_OP_BWD_DATA, API_GET_V7, a3, a1, a2)
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-    cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
     LOOKUP_V7(cudnnGetConvolutionBackwardFilterAlgorithm_v7, CG_OP_BWD_FILTER, API_GET_V7, a1, a3, a2)
 
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real,
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real, CG_CALLER,
                                                         cudnnHandle_t h, cudnnTensorDescriptor_t a1,
                                                         cudnnFilterDescriptor_t a2, cudnnConvolutionDescriptor_t conv,
                                                         cudnnTensorDescriptor_t a3, int requested, int *returned,
                                                         cudnnConvolutionFwdAlgoPerf_t *perf)
     LOOKUP_V7(cudnnFindConvolutionForwardAlgorithm, CG_OP_FWD, API_FIND, a1, a2, a3)
 
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real,
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real, CG_CALLER,
                                                              cudnnHandle_t h, cudnnFilterDescriptor_t a1,
                                                              cudnnTensorDescriptor_t a2,
                                                              cudnnConvolutionDescriptor_t conv,
@@ -429,7 +429,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvo
     LOOKUP_V7(cudnnFindConvolutionBackwardDataAlgorithm, CG_OP_BWD_DATA, API_FIND, a3, a1, a2)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
-    cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
     LOOKUP_V7(cudnnFindConvolutionBackwardFilterAlgorithm, CG_OP_BWD_FILTER, API_FIND, a1, a3, a2)
@@ -443,7 +443,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real,
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real, CG_CALLER,
                                                           cudnnHandle_t h, cudnnTensorDescriptor_t d1, const void *p1,
                                                           cudnnFilterDescriptor_t d2, const void *p2,
                                                           cudnnConvolutionDescriptor_t conv,
@@ -453,14 +453,14 @@ cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolut
     LOOKUP_EX(cudnnFindConvolutionForwardAlgorithmEx, CG_OP_FWD, d1, d2, d3)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithmEx(
-    cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, cudnnHandle_t h, cudnnFilterDescriptor_t d1,
+    cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t d1,
     const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
     cudnnTensorDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf,
     void *ws, size_t ws_bytes)
     LOOKUP_EX(cudnnFindConvolutionBackwardDataAlgorithmEx, CG_OP_BWD_DATA, d3, d1, d2)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
-    cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, cudnnHandle_t h, cudnnTensorDescriptor_t d1,
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t d1,
     const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
     cudnnFilterDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf,
     void *ws, size_t ws_bytes)
@@ -475,7 +475,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real,
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real, CG_CALLER,
                                                            cudnnHandle_t h, cudnnTensorDescriptor_t x,
                                                            cudnnFilterDescriptor_t w,
                                                            cudnnConvolutionDescriptor_t conv,
@@ -484,13 +484,13 @@ cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolut
     WS_SIZE(cudnnGetConvolutionForwardWorkspaceSize, real(h, x, w, conv, y, algo, bytes))
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataWorkspaceSize(
-    cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, cudnnHandle_t h, cudnnFilterDescriptor_t w,
+    cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t w,
     cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx,
     cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes)
     WS_SIZE(cudnnGetConvolutionBackwardDataWorkspaceSize, real(h, w, dy, conv, dx, algo, bytes))
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(
-    cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, cudnnHandle_t h, cudnnTensorDescriptor_t x,
+    cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t x,
     cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes)
     WS_SIZE(cudnnGetConvolutionBackwardFilterWorkspaceSize, real(h, x, dy, conv, dw, algo, bytes))
@@ -531,14 +531,14 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, cudnnHandle_t h, const void *alpha,
+cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, CG_CALLER, cudnnHandle_t h, const void *alpha,
                                            cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
                                            const void *w, cudnnConvolutionDescriptor_t conv,
                                            cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
                                            const void *beta, cudnnTensorDescriptor_t yd, void *y)
     EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y))
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, CG_CALLER, cudnnHandle_t h,
                                                 const void *alpha, cudnnFilterDescriptor_t wd, const void *w,
                                                 cudnnTensorDescriptor_t dyd, const void *dy,
                                                 cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo,
@@ -547,7 +547,7 @@ cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardDat
     EXEC(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
          real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx))
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, CG_CALLER, cudnnHandle_t h,
                                                   const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
                                                   cudnnTensorDescriptor_t dyd, const void *dy,
                                                   cudnnConvolutionDescriptor_t conv,
@@ -557,7 +557,7 @@ cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardF
          real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw))
 
 cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
-    cg_t_cudnnConvolutionBiasActivationForward real, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
+    cg_t_cudnnConvolutionBiasActivationForward real, CG_CALLER, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
     const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv,
     cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd,
     const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act,

@@ -146,7 +146,7 @@ void cg_cudnn_reason_drop(const struct cg_cudnn_fns *f)
         f->last_error(scratch, sizeof scratch);
 }
 
-void cg_w_cudnnGetLastErrorString(cg_t_cudnnGetLastErrorString real, char *message, size_t max_size)
+void cg_w_cudnnGetLastErrorString(cg_t_cudnnGetLastErrorString real, CG_CALLER, char *message, size_t max_size)
 {
     real(message, max_size);
     /* cuDNN had nothing newer than the text the shim took: hand that over. */

@@ -259,7 +259,7 @@ static void capture_get(void *desc, int name, int type, int64_t requested, const
 }
 
 /* ---- the hooks */
-cudnnStatus_t cg_w_cudnnBackendCreateDescriptor(cg_t_cudnnBackendCreateDescriptor real,
+cudnnStatus_t cg_w_cudnnBackendCreateDescriptor(cg_t_cudnnBackendCreateDescriptor real, CG_CALLER,
                                                 cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *desc)
 {
     cudnnStatus_t r = real(type, desc);
@@ -272,7 +272,7 @@ cudnnStatus_t cg_w_cudnnBackendCreateDescriptor(cg_t_cudnnBackendCreateDescripto
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendDestroyDescriptor(cg_t_cudnnBackendDestroyDescriptor real,
+cudnnStatus_t cg_w_cudnnBackendDestroyDescriptor(cg_t_cudnnBackendDestroyDescriptor real, CG_CALLER,
                                                  cudnnBackendDescriptor_t desc)
 {
     struct gt_ent *e = gt_find((uintptr_t)desc);
@@ -289,7 +289,7 @@ cudnnStatus_t cg_w_cudnnBackendDestroyDescriptor(cg_t_cudnnBackendDestroyDescrip
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendInitialize(cg_t_cudnnBackendInitialize real, cudnnBackendDescriptor_t desc)
+cudnnStatus_t cg_w_cudnnBackendInitialize(cg_t_cudnnBackendInitialize real, CG_CALLER, cudnnBackendDescriptor_t desc)
 {
     cudnnStatus_t r = real(desc);
     struct gt_ent *e = gt_find((uintptr_t)desc);
@@ -305,7 +305,7 @@ cudnnStatus_t cg_w_cudnnBackendInitialize(cg_t_cudnnBackendInitialize real, cudn
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, cudnnBackendDescriptor_t desc)
+cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, CG_CALLER, cudnnBackendDescriptor_t desc)
 {
     cudnnStatus_t r = real(desc);
     struct gt_ent *e = gt_find((uintptr_t)desc);
@@ -323,7 +323,7 @@ cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, cudnnBac
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendSetAttribute(cg_t_cudnnBackendSetAttribute real, cudnnBackendDescriptor_t desc,
+cudnnStatus_t cg_w_cudnnBackendSetAttribute(cg_t_cudnnBackendSetAttribute real, CG_CALLER, cudnnBackendDescriptor_t desc,
                                             cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
                                             int64_t count, const void *elements)
 {
@@ -337,7 +337,7 @@ cudnnStatus_t cg_w_cudnnBackendSetAttribute(cg_t_cudnnBackendSetAttribute real, 
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, cudnnBackendDescriptor_t desc,
+cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, CG_CALLER, cudnnBackendDescriptor_t desc,
                                             cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
                                             int64_t requested, int64_t *count, void *elements)
 {
@@ -371,14 +371,14 @@ static inline cudnnStatus_t plan_ran(int hook, const void *real, cudnnStatus_t r
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendExecute(cg_t_cudnnBackendExecute real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnBackendExecute(cg_t_cudnnBackendExecute real, CG_CALLER, cudnnHandle_t h,
                                        cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t variant_pack)
 {
     cudnnStatus_t r = real(h, plan, variant_pack);
     return plan_ran(CG_H_cudnnBackendExecute, (void *)real, r, plan, variant_pack);
 }
 
-cudnnStatus_t cg_w_cudnnBackendPopulateCudaGraph(cg_t_cudnnBackendPopulateCudaGraph real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnBackendPopulateCudaGraph(cg_t_cudnnBackendPopulateCudaGraph real, CG_CALLER, cudnnHandle_t h,
                                                  cudnnBackendDescriptor_t plan,
                                                  cudnnBackendDescriptor_t variant_pack, cudaGraph_t graph)
 {
@@ -386,7 +386,7 @@ cudnnStatus_t cg_w_cudnnBackendPopulateCudaGraph(cg_t_cudnnBackendPopulateCudaGr
     return plan_ran(CG_H_cudnnBackendPopulateCudaGraph, (void *)real, r, plan, variant_pack);
 }
 
-cudnnStatus_t cg_w_cudnnBackendUpdateCudaGraph(cg_t_cudnnBackendUpdateCudaGraph real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnBackendUpdateCudaGraph(cg_t_cudnnBackendUpdateCudaGraph real, CG_CALLER, cudnnHandle_t h,
                                                cudnnBackendDescriptor_t plan,
                                                cudnnBackendDescriptor_t variant_pack, cudaGraph_t graph)
 {

@@ -120,8 +120,28 @@ struct gt_ent {
 
 /* Create: a fresh entry for desc (NULL when the table is full: counted). */
 struct gt_ent *gt_insert(uintptr_t desc, int type);
-/* The entry of desc, NULL when not tracked. */
-struct gt_ent *gt_find(uintptr_t desc);
+/* The entry of desc, NULL when not tracked.  Inline: every descriptor call
+ * and every Execute asks. */
+extern struct gt_ent gt_table[GT_SIZE];
+static inline uint32_t gt_slot_of(uintptr_t key)
+{
+    return (uint32_t)(((uint64_t)(key >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - GT_BITS));
+}
+static inline struct gt_ent *gt_find(uintptr_t desc)
+{
+    if (!desc)
+        return NULL;
+    uint32_t s = gt_slot_of(desc);
+    for (uint32_t i = 0; i < GT_PROBE; i++) {
+        struct gt_ent *e = &gt_table[(s + i) & (GT_SIZE - 1)];
+        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == desc)
+            return e;
+        if (k == GT_EMPTY)
+            return NULL;
+    }
+    return NULL;
+}
 /* The entry a link points to, NULL when that descriptor is gone. */
 struct gt_ent *gt_follow(const struct gt_link *l);
 void gt_link_to(struct gt_link *l, const struct gt_ent *e);

@@ -16,7 +16,7 @@
 
 #include "graph.h"
 
-static struct gt_ent table[GT_SIZE];
+struct gt_ent gt_table[GT_SIZE];
 _Atomic uint64_t gt_untracked;
 
 /* Ids come from a global counter in blocks, so threads creating descriptors
@@ -35,68 +35,79 @@ static uint32_t new_id(void)
     return tl_id++;
 }
 
-static inline uint32_t slot_of(uintptr_t key)
+/* Only the member of the union that the type uses is cleared: fixed-size
+ * stores, not the whole union, on every Create. */
+static inline void init_ent(struct gt_ent *e, int type)
 {
-    return (uint32_t)(((uint64_t)(key >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - GT_BITS));
-}
-
-struct gt_ent *gt_find(uintptr_t desc)
-{
-    if (!desc)
-        return NULL;
-    uint32_t s = slot_of(desc);
-    for (uint32_t i = 0; i < GT_PROBE; i++) {
-        struct gt_ent *e = &table[(s + i) & (GT_SIZE - 1)];
-        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
-        if (k == desc)
-            return e;
-        if (k == GT_EMPTY)
-            return NULL;
-    }
-    return NULL;
-}
-
-static void init_ent(struct gt_ent *e, int type)
-{
-    memset(&e->u, 0, sizeof e->u);
     e->type = type;
     e->finalized = 0;
     switch (type) {
     case CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+        memset(&e->u.tensor, 0, sizeof e->u.tensor);
         e->u.tensor.dtype = -1;
         break;
     case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR:
+        memset(&e->u.conv, 0, sizeof e->u.conv);
         e->u.conv.mode = e->u.conv.comp = -1;
         break;
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+        memset(&e->u.graph, 0, sizeof e->u.graph);
+        break;
+    case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
+        memset(&e->u.heur, 0, sizeof e->u.heur);
+        break;
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR:
+        memset(&e->u.engine, 0, sizeof e->u.engine);
         e->u.engine.index = -1;
         break;
     case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
+        memset(&e->u.cfg, 0, sizeof e->u.cfg);
         e->u.cfg.index = -1;
         e->u.cfg.heur_rank = -1;
         break;
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+        memset(&e->u.plan, 0, sizeof e->u.plan);
         e->u.plan.ws = -1;
         e->u.plan.index = -1;
         e->u.plan.heur_rank = -1;
+        break;
+    case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+        memset(&e->u.vpack, 0, sizeof e->u.vpack);
+        break;
+    default: /* operations (set_op_ref), and types nothing reads */
+        memset(&e->u.op, 0, sizeof e->u.op);
         break;
     }
     atomic_store_explicit(&e->id, new_id(), memory_order_release);
 }
 
+/* One pass: a pointer we still hold (its Destroy went by another route) is
+ * reused; else the first free slot (tombstone or empty) before the end of
+ * the key's run is claimed. */
 struct gt_ent *gt_insert(uintptr_t desc, int type)
 {
     if (!desc)
         return NULL;
-    /* A pointer we still hold (its Destroy went by another route): reuse it. */
-    struct gt_ent *e = gt_find(desc);
-    if (e) {
-        init_ent(e, type);
-        return e;
-    }
-    uint32_t s = slot_of(desc);
+    uint32_t s = gt_slot_of(desc);
+    struct gt_ent *e, *free_ent = NULL;
     for (uint32_t i = 0; i < GT_PROBE; i++) {
-        e = &table[(s + i) & (GT_SIZE - 1)];
+        e = &gt_table[(s + i) & (GT_SIZE - 1)];
+        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == desc) {
+            init_ent(e, type);
+            return e;
+        }
+        if (k == GT_TOMB && !free_ent)
+            free_ent = e;
+        if (k == GT_EMPTY) {
+            if (!free_ent)
+                free_ent = e;
+            break;
+        }
+    }
+    /* claim it; lost races move on to the next free slot of the run */
+    for (uint32_t i = free_ent ? (uint32_t)(free_ent - gt_table - s) & (GT_SIZE - 1) : GT_PROBE; i < GT_PROBE; i++) {
+        e = &gt_table[(s + i) & (GT_SIZE - 1)];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
         while (k == GT_EMPTY || k == GT_TOMB) {
             if (atomic_compare_exchange_weak_explicit(&e->key, &k, desc, memory_order_acq_rel,
@@ -130,8 +141,8 @@ struct gt_ent *gt_follow(const struct gt_link *l)
     return e && atomic_load_explicit(&e->id, memory_order_relaxed) == l->id ? e : NULL;
 }
 
-uint32_t gt_index(const struct gt_ent *e) { return (uint32_t)(e - table); }
-struct gt_ent *gt_at(uint32_t index) { return index < GT_SIZE ? &table[index] : NULL; }
+uint32_t gt_index(const struct gt_ent *e) { return (uint32_t)(e - gt_table); }
+struct gt_ent *gt_at(uint32_t index) { return index < GT_SIZE ? &gt_table[index] : NULL; }
 
 /* ---- operation graph records */
 static struct gr_rec recs[GR_COUNT];
