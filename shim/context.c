@@ -42,7 +42,7 @@ static void context_failed(const char *fn, CUresult r, int dev)
     errno = saved;
 }
 
-CUresult cg_w_cuInit(cg_t_cuInit real, unsigned int flags)
+CUresult cg_w_cuInit(cg_t_cuInit real, CG_CALLER, unsigned int flags)
 {
     CUresult r = real(flags);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
@@ -52,7 +52,7 @@ CUresult cg_w_cuInit(cg_t_cuInit real, unsigned int flags)
     return r;
 }
 
-CUresult cg_w_cuDevicePrimaryCtxRetain(cg_t_cuDevicePrimaryCtxRetain real, CUcontext *ctx, CUdevice dev)
+CUresult cg_w_cuDevicePrimaryCtxRetain(cg_t_cuDevicePrimaryCtxRetain real, CG_CALLER, CUcontext *ctx, CUdevice dev)
 {
     CUresult r = real(ctx, dev);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
@@ -62,7 +62,7 @@ CUresult cg_w_cuDevicePrimaryCtxRetain(cg_t_cuDevicePrimaryCtxRetain real, CUcon
     return r;
 }
 
-CUresult cg_w_cuCtxCreate_v2(cg_t_cuCtxCreate_v2 real, CUcontext *ctx, unsigned int flags, CUdevice dev)
+CUresult cg_w_cuCtxCreate_v2(cg_t_cuCtxCreate_v2 real, CG_CALLER, CUcontext *ctx, unsigned int flags, CUdevice dev)
 {
     CUresult r = real(ctx, flags, dev);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
@@ -72,7 +72,7 @@ CUresult cg_w_cuCtxCreate_v2(cg_t_cuCtxCreate_v2 real, CUcontext *ctx, unsigned 
     return r;
 }
 
-CUresult cg_w_cuCtxCreate_v4(cg_t_cuCtxCreate_v4 real, CUcontext *ctx, void *params, unsigned int flags,
+CUresult cg_w_cuCtxCreate_v4(cg_t_cuCtxCreate_v4 real, CG_CALLER, CUcontext *ctx, void *params, unsigned int flags,
                              CUdevice dev)
 {
     CUresult r = real(ctx, params, flags, dev);
