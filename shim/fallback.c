@@ -126,25 +126,31 @@ void cg_fallback_event(const char *action, const char *fn, unsigned long long as
 uint64_t cg_fallback_count(void) { return atomic_load(&fallbacks); }
 
 /* ---- CONVGUARD_RESERVE_MB.  Frameworks that take "all" GPU memory size
- * themselves from the free memory they are told: JAX preallocates
- * XLA_PYTHON_CLIENT_MEM_FRACTION of the memory free when it starts,
- * TensorFlow's BFC allocator sizes itself from free memory too.  Telling
- * them N MiB less leaves N MiB that cuDNN (its handle, its workspaces,
- * which come from the driver, not from the framework's pool) can still get.
- * Chosen over holding a reserve allocation ourselves and releasing it when
- * cuDNN fails for memory: that needs a context the shim would have to
- * create or borrow (the shim never creates one), a failure to be seen
- * before it is returned (cuDNN often fails inside, with no allocation
+ * their pool from what the driver tells them: XLA (JAX) preallocates
+ * XLA_PYTHON_CLIENT_MEM_FRACTION of the TOTAL memory in current versions
+ * (xla/pjrt/gpu/gpu_helpers.cc: allocator_memory = total_memory *
+ * memory_fraction) and of the FREE memory in older ones; TensorFlow's BFC
+ * allocator sizes itself from free memory, or from total with
+ * per_process_gpu_memory_fraction.  Reporting both free and total N MiB
+ * lower (used = total - free unchanged) keeps at least N * fraction MiB
+ * outside their pool, for cuDNN's handle and workspaces, which come from
+ * the driver.  Chosen over holding a reserve allocation ourselves and
+ * releasing it when cuDNN fails for memory: that needs a context the shim
+ * would have to create or borrow (the shim never creates one), a failure
+ * seen before it is returned (cuDNN often fails inside, with no allocation
  * routed through us), and a retry of a call that may have side effects;
- * under-reporting changes one number the program reads and nothing else. */
+ * under-reporting changes two numbers the program reads and nothing else. */
 static _Atomic uint64_t reserve_reports;
 
-void cg_fb_reserve_report(const char *fn, size_t *free_bytes)
+void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes)
 {
     if (!cg_fallback_enabled() || cg_cfg.reserve_mb <= 0 || !free_bytes)
         return;
     size_t real_free = *free_bytes;
     *free_bytes = cg_fallback_reserved_free(real_free);
+    if (total_bytes) /* never below what is reported free */
+        *total_bytes = cg_fallback_reserved_free(*total_bytes) > *free_bytes ? cg_fallback_reserved_free(*total_bytes)
+                                                                             : *free_bytes;
     if (atomic_fetch_add_explicit(&reserve_reports, 1, memory_order_relaxed) != 0)
         return; /* one event; every later query is counted (exit: fallback_reserve_reports) */
     char why[256], d[24];
@@ -152,8 +158,8 @@ void cg_fb_reserve_report(const char *fn, size_t *free_bytes)
     d[cg_utoa(d, (unsigned long long)cg_cfg.reserve_mb)] = 0;
     k += cg_strlcpy(why + k, d, sizeof why - k);
     if (k < sizeof why)
-        cg_strlcpy(why + k, ": free memory reported less the reserve, so allocators that size themselves from "
-                            "it leave room for cuDNN",
+        cg_strlcpy(why + k, ": free and total memory reported less the reserve, so allocators that size "
+                            "themselves from them leave room for cuDNN",
                    sizeof why - k);
     struct cg_fallback_ev f = {"reserve_headroom", fn, real_free, *free_bytes, -1, -1,
                                (size_t)cg_cfg.reserve_mb * MIB, "CONVGUARD_RESERVE_MB", 0, why, 0, NULL};

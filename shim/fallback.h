@@ -88,9 +88,9 @@ void cg_fb_exec_done(int hook, int slot, int algo_asked, size_t need, int algo_g
 bool cg_fb_plan_refused(int slot, const void *real, cudnnBackendDescriptor_t plan);
 
 /* ---- gpumem.c / cudnn.c: CONVGUARD_RESERVE_MB */
-/* a memory query's free bytes, under-reported by the reserve (writes the
- * first reserve_headroom event; later ones are counted) */
-void cg_fb_reserve_report(const char *fn, size_t *free_bytes);
+/* a memory query's free and total bytes (total may be NULL), under-reported
+ * by the reserve (writes the first reserve_headroom event; later ones are counted) */
+void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes);
 uint64_t cg_fb_reserve_reports(void);
 /* a cuDNN handle or a cuDNN allocation failed for memory although the reserve was kept */
 void cg_fb_reserve_exhausted(const char *fn, unsigned long long bytes, long long status, const char *status_name);

@@ -372,7 +372,7 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, size_t *free_bytes, si
     if (CG_UNLIKELY(r != cudaSuccess))
         other_failed(CG_H_cudaMemGetInfo, r, false);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0))
-        cg_fb_reserve_report("cudaMemGetInfo", free_bytes); /* only with CONVGUARD_FALLBACK=1 */
+        cg_fb_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
     return r;
 }
 
@@ -459,6 +459,6 @@ CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, size_t *free_bytes, siz
     if (CG_UNLIKELY(r != CUDA_SUCCESS))
         other_failed(CG_H_cuMemGetInfo_v2, r, depth != 0);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0) && !depth) /* inside cudaMemGetInfo: reduced there, once */
-        cg_fb_reserve_report("cuMemGetInfo_v2", free_bytes);
+        cg_fb_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
     return r;
 }
