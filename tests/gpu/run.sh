@@ -25,6 +25,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 
 same_maps() { # name cmd...: maps with and without the shim must be identical
     local name=$1; shift
+    # The first run on a fresh machine JIT-compiles PTX into the driver's
+    # cache and maps libnvidia-ptxjitcompiler; later runs do not (measured
+    # with tests/gpu/maps_diff.sh: it is the program's variation, not the
+    # shim's).  One warm-up run first, so both compared runs see a warm cache.
+    "$@" "$OUT/$name.maps.warmup" > /dev/null 2>&1
     "$@" "$OUT/$name.maps.plain" > "$OUT/$name.plain.log" 2>&1 || { echo "$name (no shim) failed:"; tail -5 "$OUT/$name.plain.log"; }
     CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" "$OUT/$name.maps.shim" > "$OUT/$name.shim.log" 2>&1 || { echo "$name (shim) failed:"; tail -5 "$OUT/$name.shim.log"; }
     echo "-- $name: $(head -1 "$OUT/$name.plain.log")"
@@ -314,6 +319,39 @@ PYEOF
             grep '^before:' "$OUT/${fw}_graph_nearoom.log" | sed 's/^/   /'
             kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
         done
+        ;;
+    cli)
+        # issue 6 on the GPU: smoke, doctor, a two-rank torchrun with one aggregated report, and the
+        # HTML report of a memory-pressure run.
+        echo "== cli: convguard smoke, doctor, torchrun ranks, HTML report"
+        [ -x build/convguard ] || { echo "   convguard CLI not built"; continue; }
+        build/convguard smoke 2>&1 | tail -12 | sed 's/^/   /'
+        build/convguard doctor 2>&1 | sed 's/^/   /' | head -30
+        ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+        if [ "$ngpu" -ge 2 ] && command -v torchrun >/dev/null; then
+            rm -rf "$OUT/ranks"
+            build/convguard run --dir "$OUT/ranks" -- torchrun --standalone --nproc_per_node=2 tests/gpu/ddp_conv.py \
+                > "$OUT/torchrun.log" 2>&1
+            echo "   torchrun exit $?; $(grep -c 'ok, loss' "$OUT/torchrun.log") ranks finished"
+            ls "$OUT/ranks" | sed 's/^/   trace: /'
+            build/convguard report "$OUT/ranks" 2>&1 | sed 's/^/   | /' | head -40
+        else
+            echo "   torchrun: needs 2 GPUs ($ngpu here)"
+        fi
+        # the HTML report of a memory-pressure run: the TF-like example under a hog
+        make -s examples >/dev/null 2>&1
+        if [ -x build/examples/gpu_hog ]; then
+            build/examples/gpu_hog 300 120 > "$OUT/hog_html.log" 2>&1 &
+            HOG=$!
+            for i in $(seq 1 120); do grep -q '^holding' "$OUT/hog_html.log" 2>/dev/null && break; sleep 1; done
+            rm -rf "$OUT/html_traces"
+            WL=$($PY -c 'import glob,os,site; print(":".join(sorted({os.path.dirname(f) for sp in site.getsitepackages() for f in glob.glob(sp+"/nvidia/*/lib/libcud*.so.*")})))' 2>/dev/null)
+            env LD_LIBRARY_PATH=$WL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/convguard run --dir "$OUT/html_traces" -- build/examples/conv_tflike > "$OUT/html_run.log" 2>&1
+            kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
+            build/convguard report --html "$OUT/pressure.html" "$OUT/html_traces" > /dev/null 2>&1
+            echo "   HTML report: $(wc -c < "$OUT/pressure.html" 2>/dev/null) bytes, $(grep -o '<svg' "$OUT/pressure.html" 2>/dev/null | wc -l) SVG timeline(s)"
+            build/convguard report "$OUT/html_traces" 2>&1 | sed 's/^/   | /' | head -30
+        fi
         ;;
     *) echo "unknown section $s" ;;
     esac
