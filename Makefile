@@ -39,6 +39,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include examples/examples.mk
 -include tests/resource.mk
 -include tests/graph.mk
+-include tests/fallback.mk
 include tests/unit/unit.mk
 -include bench/bench.mk
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cudnn_desc.h"
+#include "fallback.h"
 #include "gpuinfo.h"
 #include "libs.h"
 
@@ -183,6 +184,13 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
         cg_ev_raw(&e, "seq", "null");
     cg_ev_close(&e, '}');
     cg_ev_end(&e);
+    if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 &&
+        (cg_fallback_mem_status(slot, r) || strcmp(c.kind, "out_of_memory") == 0 ||
+         strcmp(c.kind, "memory_held_by_other_process") == 0)) {
+        struct cg_alloc_failure af;
+        bool during = cg_gpumem_failures() > failures_before && cg_gpumem_last_failure(&af);
+        cg_fb_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
+    }
     errno = saved;
     return r;
 }
@@ -384,9 +392,26 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     errno = saved;
 }
 
+/* CONVGUARD_FALLBACK=1 (fallback_cudnn.c): v7 results over the workspace limit go behind those that fit;
+ * a Find that failed for memory is answered from the heuristics. */
+static cudnnStatus_t fb_lookup(int hook, int op, int api, const void *real, cudnnStatus_t r, cudnnHandle_t h,
+                               void *a1, void *a2, cudnnConvolutionDescriptor_t conv, void *a3, int requested,
+                               int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+{
+    int slot = cg_cudnn_slot_of(hook, real);
+    if (api == API_GET_V7 && r == CUDNN_STATUS_SUCCESS)
+        cg_fb_v7(hook, slot, real, h, a1, a2, conv, a3, requested, returned, perf);
+    else if (api == API_FIND && r != CUDNN_STATUS_SUCCESS)
+        r = cg_fb_find(hook, op, slot, real, r, h, a1, a2, conv, a3, requested, returned, perf);
+    return r;
+}
+
 #define LOOKUP_V7(name, op, api, xd, wd, yd)                                                                     \
     {                                                                                                            \
         cudnnStatus_t r = real(h, a1, a2, conv, a3, requested, returned, perf);                                  \
+        if (CG_UNLIKELY(cg_cfg.fallback))                                                                        \
+            r = fb_lookup(CG_H_##name, op, api, (const void *)real, r, h, (void *)a1, (void *)a2, conv,          \
+                          (void *)a3, requested, returned, perf);                                                \
         struct lookup l = {CG_H_##name, op, api, (const void *)real, xd, yd, wd, conv, requested, returned,      \
                            perf, 0};                                                                             \
         after_lookup(&l, r);                                                                                     \
@@ -437,6 +462,10 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
 #define LOOKUP_EX(name, op, xd, wd, yd)                                                                          \
     {                                                                                                            \
         cudnnStatus_t r = real(h, d1, p1, d2, p2, conv, d3, p3, requested, returned, perf, ws, ws_bytes);        \
+        if (CG_UNLIKELY(cg_cfg.fallback))                                                                        \
+            r = cg_fb_findex(CG_H_##name, cg_cudnn_slot_of(CG_H_##name, (const void *)real), (const void *)real, \
+                             r, h, (void *)d1, p1, (void *)d2, p2, conv, (void *)d3, p3, requested, returned,    \
+                             perf, ws, &ws_bytes);                                                               \
         struct lookup l = {CG_H_##name, op, API_FIND_EX, (const void *)real, xd, yd, wd, conv, requested,        \
                            returned, perf, ws_bytes};                                                            \
         after_lookup(&l, r);                                                                                     \
@@ -523,11 +552,34 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
     errno = saved;
 }
 
-#define EXEC(name, op, call)                                                                                     \
+/* CONVGUARD_FALLBACK=1: an execution that failed for workspace is retried
+ * once with an algorithm needing none (the same call, another algo). */
+#define EXEC_FB(name, op, call, d1, d2, d3)                                                                      \
+    if (CG_UNLIKELY(cg_cfg.fallback)) {                                                                          \
+        int slot_ = cg_cudnn_slot_of(CG_H_##name, (const void *)real);                                           \
+        size_t need_ = 0;                                                                                        \
+        int alt_ = cg_fb_exec_algo(op, slot_, (const void *)real, r, h, (void *)(d1), (void *)(d2), conv,        \
+                                   (void *)(d3), algo, ws, ws_bytes, &need_);                                    \
+        if (alt_ >= 0) {                                                                                         \
+            int asked_ = algo;                                                                                   \
+            cudnnStatus_t first_ = r;                                                                            \
+            algo = alt_;                                                                                         \
+            r = call;                                                                                            \
+            int saved_ = errno;                                                                                  \
+            cg_fb_exec_done(CG_H_##name, slot_, asked_, need_, alt_, ws_bytes, first_, r);                       \
+            errno = saved_;                                                                                      \
+            if (r == CUDNN_STATUS_SUCCESS)                                                                       \
+                return r;                                                                                        \
+        }                                                                                                        \
+    }
+
+#define EXEC(name, op, call, d1, d2, d3)                                                                         \
     {                                                                                                            \
         cudnnStatus_t r = call;                                                                                  \
-        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
+        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS)) {                                                            \
+            EXEC_FB(name, op, call, d1, d2, d3)                                                                  \
             exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                 \
+        }                                                                                                        \
         return r;                                                                                                \
     }
 
@@ -536,7 +588,8 @@ cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, CG
                                            const void *w, cudnnConvolutionDescriptor_t conv,
                                            cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
                                            const void *beta, cudnnTensorDescriptor_t yd, void *y)
-    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y))
+    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y),
+         xd, wd, yd)
 
 cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, CG_CALLER, cudnnHandle_t h,
                                                 const void *alpha, cudnnFilterDescriptor_t wd, const void *w,
@@ -545,7 +598,7 @@ cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardDat
                                                 void *ws, size_t ws_bytes, const void *beta,
                                                 cudnnTensorDescriptor_t dxd, void *dx)
     EXEC(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
-         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx))
+         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
 
 cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, CG_CALLER, cudnnHandle_t h,
                                                   const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
@@ -554,7 +607,7 @@ cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardF
                                                   cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes,
                                                   const void *beta, cudnnFilterDescriptor_t dwd, void *dw)
     EXEC(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
-         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw))
+         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
 
 cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
     cg_t_cudnnConvolutionBiasActivationForward real, CG_CALLER, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
@@ -563,4 +616,4 @@ cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
     const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act,
     cudnnTensorDescriptor_t yd, void *y)
     EXEC(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
-         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y))
+         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)

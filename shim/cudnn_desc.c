@@ -108,6 +108,17 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
         c->last_error = slot == CG_SLOT_CUDNN9 ? (__typeof__(c->last_error))sub_sym(slot, dir, dirlen,
                                                                                       "cudnnGetLastErrorString")
                                                : NULL;
+        static const char *const v7[3] = {"cudnnGetConvolutionForwardAlgorithm_v7",
+                                          "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                                          "cudnnGetConvolutionBackwardFilterAlgorithm_v7"};
+        static const char *const wss[3] = {"cudnnGetConvolutionForwardWorkspaceSize",
+                                           "cudnnGetConvolutionBackwardDataWorkspaceSize",
+                                           "cudnnGetConvolutionBackwardFilterWorkspaceSize"};
+        for (int op = 0; op < 3; op++) {
+            c->get_v7[op] = sub_sym(slot, dir, dirlen, v7[op]);
+            c->ws_size[op] = sub_sym(slot, dir, dirlen, wss[op]);
+        }
+        c->backend_get = slot == CG_SLOT_CUDNN9 ? sub_sym(slot, dir, dirlen, "cudnnBackendGetAttribute") : NULL;
         cache[slot].gen = gen;
         cache[slot].dispatcher_base = base;
     }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cudnn_desc.h"
+#include "fallback.h"
 #include "graph.h"
 
 static inline bool is_op_type(int t)
@@ -310,6 +311,13 @@ cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, CG_CALLE
     cudnnStatus_t r = real(desc);
     struct gt_ent *e = gt_find((uintptr_t)desc);
     if (CG_LIKELY(r == 0)) {
+        /* CONVGUARD_FALLBACK=1 with CONVGUARD_WORKSPACE_LIMIT_MB: a plan over the limit is refused
+         * (fallback_cudnn.c); the descriptor stays unfinalized in the table, as after a failure */
+        if (CG_UNLIKELY(cg_cfg.fallback) && e && e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
+            cg_fb_plan_refused(cg_cudnn_slot_of(CG_H_cudnnBackendFinalize, (void *)real), (void *)real, desc))
+            return cg_cudnn_slot_of(CG_H_cudnnBackendFinalize, (void *)real) == CG_SLOT_CUDNN8
+                       ? CUDNN8_STATUS_NOT_SUPPORTED
+                       : CUDNN_STATUS_NOT_SUPPORTED;
         if (e) {
             e->finalized = 1;
             if (e->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)

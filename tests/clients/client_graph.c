@@ -16,6 +16,8 @@
  *              cudnn-frontend does for its plan tag; CLIENT_NO_WS=1 gives no
  *              workspace; CLIENT_POPULATE=1 records with
  *              cudnnBackendPopulateCudaGraph instead of executing.
+ *              CLIENT_WS_MAX_MB=N: the chosen plan's workspace above N MiB
+ *              "cannot be allocated" (exit 3), as on a full GPU.
  *   manual     the same graph, engines built by hand by global index (0..n-1
  *              from CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT), no heuristics
  *   badtensor  a tensor finalized without dimensions, then without strides:
@@ -289,6 +291,11 @@ static int conv(int manual)
         printf("no plan finalized\n");
     } else {
         printf("chosen plan %d\n", chosen);
+        /* CLIENT_WS_MAX_MB (for the fallback tests): a workspace above it cannot be allocated, as on a full GPU */
+        if (getenv("CLIENT_WS_MAX_MB") && ws[chosen] > (int64_t)env_int("CLIENT_WS_MAX_MB", 0) * 1048576) {
+            printf("workspace %lld cannot be allocated: out of memory\n", (long long)ws[chosen]);
+            return 3;
+        }
         if (all) /* benchmark: each candidate runs once, then the chosen one */
             for (int i = 0; i < n; i++)
                 if (plans[i] && i != chosen)
