@@ -32,6 +32,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tools/tools.mk
 -include tests/tests.mk
 include tests/unit/unit.mk
+-include tests/robust.mk
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin

@@ -410,6 +410,21 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_end(&e);
 }
 
+/* fork: held across it (shim.c), so no child inherits it locked by a
+ * thread it does not have; recursive, so a fork from inside a load is fine.
+ * The child's thread has another id than the one that locked it: the child
+ * starts with a fresh lock rather than unlocking. */
+void cg_libs_fork_lock(void) { pthread_mutex_lock(&lock); }
+void cg_libs_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+void cg_libs_fork_child(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&lock, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {
     pthread_mutex_lock(&lock);

@@ -35,6 +35,9 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
 int cg_libs_unresolved_failures(void);
+void cg_libs_fork_lock(void);   /* pthread_atfork prepare (shim.c) */
+void cg_libs_fork_unlock(void); /* pthread_atfork parent */
+void cg_libs_fork_child(void);  /* pthread_atfork child: a fresh lock */
 uint64_t cg_libs_repeats(void);
 
 /* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */

@@ -157,6 +157,8 @@ static void start_event(pid_t forked_from)
     cg_ev_bool(&e, "fallback", cg_cfg.fallback);
     cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
     cg_ev_i64(&e, "reserve_mb", cg_cfg.reserve_mb);
+    cg_ev_i64(&e, "max_mb", cg_cfg.max_mb);
+    cg_ev_str(&e, "crash_unwinder", cg_cfg.crash ? cg_crash_unwinder() : "off");
     cg_ev_close(&e, '}');
     cg_ev_end(&e);
 }
@@ -171,25 +173,38 @@ static void lazy_open(void)
 {
     pid_t parent = forked_from;
     forked_from = 0;
-    cg.fd = cg_trace_open();
-    if (cg.fd >= 0)
+    if (cg_trace_open() >= 0)
         start_event(parent);
 }
 
+/* Around fork: the library table's lock is taken, so that a child never
+ * inherits it held by a thread that does not exist there. */
+static void before_fork(void) { cg_libs_fork_lock(); }
+static void after_fork_parent(void) { cg_libs_fork_unlock(); }
+
 static void after_fork_child(void)
 {
+    cg_libs_fork_child();
+    cg_objsnap_after_fork();
     if (!atomic_load(&cg.traced))
         return;
     forked_from = cg.pid;
     is_forked_child = true;
     /* The parent's descriptor is shared: close our copy. */
-    if (cg.fd >= 0)
-        close(cg.fd);
-    cg.fd = -1;
+    int fd = cg_trace_fd();
+    __atomic_store_n(&cg.fd, -1, __ATOMIC_RELEASE);
+    if (fd >= 0)
+        close(fd);
     cg.pid = getpid();
-    cg_trace_reset_seq();
+    cg_trace_after_fork();
+    cg_crash_after_fork();
+    /* The child's counts are its own calls: the parent's file has the rest. */
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        atomic_store(&cg_count[h].calls, 0);
+        atomic_store(&cg_count[h].fails, 0);
+    }
     atomic_store(&failures, 0);
-    cg_trace_lazy_open = lazy_open;
+    cg_trace_open_lazily(lazy_open);
 }
 
 static atomic_bool inited;
@@ -200,23 +215,29 @@ void cg_shim_init(void)
 {
     if (atomic_exchange(&inited, true))
         return;
+    int saved = errno;
     cg.t0_ns = cg_now_ns();
     cg.pid = getpid();
     cg_real_dl_init();
     if (getauxval(AT_SECURE)) {
-        /* setuid/setgid: the environment is not the user's to trust. Inert. */
+        /* setuid/setgid: the environment is not the user's to trust. Inert:
+         * no settings read, no file, no signal handler. */
+        errno = saved;
         return;
     }
     cg_config_load();
     identity();
     absolute_dir();
-    cg.fd = cg_trace_open();
-    if (cg.fd < 0)
+    if (cg_trace_open() < 0) {
+        errno = saved;
         return;
-    start_event(0);
-    pthread_atfork(NULL, NULL, after_fork_child);
+    }
     atomic_store(&cg.traced, true);
+    cg_crash_install();
+    start_event(0);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
     cg_loader_scan("(startup)");
+    errno = saved;
 }
 
 /* Does the parent process write a trace into the same directory? */
