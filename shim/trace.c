@@ -51,8 +51,10 @@ uint64_t cg_now_ns(void)
 
 static void put(struct cg_ev *e, const char *s, size_t n)
 {
-    /* Keep room for the closing "}\n" and the truncation marker. */
-    if (e->len + n + 32 > e->cap) {
+    /* Keep room for the closing "}\n" and the truncation marker; once
+     * something did not fit, nothing more goes in (a shorter piece after a
+     * refused one would leave a key without its value). */
+    if (e->overflow || e->len + n + 32 > e->cap) {
         e->overflow = true;
         return;
     }

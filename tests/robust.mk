@@ -16,7 +16,7 @@ RB_RT     := $(BUILD)/doubles/cudart/libcudart.so.13
 CXX       ?= g++
 
 RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
-	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure
+	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges
 TEST_DEPS += robust
 .PHONY: robust check-sanitize check-tsan check-valgrind fuzz fuzz-run
 robust: $(RB_PROGS)
@@ -90,3 +90,8 @@ fuzz-run: fuzz
 	    $$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -print_final_stats=1 $(FZ)/corpus-$$n \
 	        2>&1 | tail -12 || exit 1; \
 	done
+
+# the trace builder's edges, linked straight from the shim's objects
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $^

@@ -6,11 +6,14 @@
  * to a marker and leaves a dlerror() text pending; after it, it prints the
  * result, errno and dlerror().  The output must be the same with and
  * without the shim.  Every hooked call here fails, so the shim does work
- * (an event) on each. */
+ * (an event) on each.  `prog_routes fork` does it all in a forked child
+ * (whose trace is opened inside its first hooked call). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cuda_double.h"
 
@@ -29,8 +32,17 @@ static void after(const char *route, long long rc)
     printf("%s rc=%lld errno=%d dlerror=%s\n", route, rc, e, d ? d : "(none)");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid > 0) {
+            int st = 0;
+            waitpid(pid, &st, 0);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 9;
+        }
+    }
     CUdeviceptr dp;
     void *p;
     CUresult (*alloc)(CUdeviceptr *, size_t);
@@ -81,5 +93,6 @@ int main(void)
     after("dlclose", dlclose(h2));
     before();
     after("dlopen untraced, missing", dlopen("libno_such_for_test.so", RTLD_NOW) != NULL);
+    fflush(stdout);
     return 0;
 }
