@@ -8,7 +8,7 @@ CWARN   := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(CWARN)
 SHIM_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
-               -ftls-model=initial-exec -DCONVGUARD_VERSION='"$(VERSION)"'
+               -ftls-model=initial-exec -flto=auto -DCONVGUARD_VERSION='"$(VERSION)"'
 SHIM_SRC := $(wildcard shim/*.c)
 SHIM_ASM := $(wildcard shim/*.S)
 SHIM_OBJ := $(patsubst shim/%.c,$(BUILD)/shim/%.o,$(SHIM_SRC)) $(patsubst shim/%.S,$(BUILD)/shim/%.o,$(SHIM_ASM))
@@ -26,13 +26,16 @@ $(BUILD)/shim:
 
 # No -lunwind, no CUDA: the shim needs libc (and libdl on glibc < 2.34) only.
 $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \
+	$(CC) -shared -flto=auto -O2 -fPIC -fvisibility=hidden -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \
 	      -Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
 
 -include tools/tools.mk
 -include tests/tests.mk
+-include examples/examples.mk
+-include tests/resource.mk
 include tests/unit/unit.mk
 -include tests/robust.mk
+-include bench/bench.mk
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
@@ -44,3 +47,6 @@ clean:
 
 test: all $(TEST_DEPS)
 	tests/run.sh
+
+demo: all doubles clients
+	examples/demo.sh

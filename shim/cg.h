@@ -89,6 +89,11 @@ int cg_slot_of_soname(const char *soname);
 void cg_note_failure(void); /* counts failures for the exit line */
 /* export.c: counts a failed call and writes a plain call_failed event */
 void cg_hook_failed(int hook, long long status);
+/* export.c: the return address of the program's call into the current
+ * entry, per thread (set by every entry before its wrapper runs; a wrapper
+ * that reports its caller reads it before calling the real function, since
+ * nested entries overwrite it). */
+extern __thread const void *cg_caller;
 
 /* ---- config.c: CONVGUARD_* read once at load */
 struct cg_config {
@@ -114,7 +119,7 @@ struct cg_ev {
     bool failure; /* a failure event: its seq becomes crash.last_failure */
     bool final;   /* exit, crash: written even past CONVGUARD_MAX_MB */
     int depth;    /* nesting of open arrays/objects */
-    uint64_t seq;
+    uint64_t seq; /* this event's seq, set by cg_ev_begin (other events point to it) */
 };
 #define CG_EV_BUF 16384
 #define CG_EV_MIN 64 /* smaller buffers build nothing: the event is dropped */
@@ -167,6 +172,8 @@ const char *cg_elf_runpath(const struct cg_obj *o, bool *is_rpath);
 const char *cg_elf_needed(const struct cg_obj *o, int i);
 /* Address of symbol `name` defined by o, with version `ver` (NULL: the default one). */
 void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
+/* Does o import `name` (a relocation against that undefined symbol: it calls it through its PLT/GOT)? */
+bool cg_elf_imports(const struct cg_obj *o, const char *name);
 /* An address inside o's code holding a `ret` instruction, 0 if none. */
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
 unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
@@ -209,7 +216,7 @@ bool cg_lib_is_traced_name(const char *path);
 void cg_loader_scan(const char *reason); /* record objects mapped since the last scan */
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */
-void *cg_loader_wrap(const char *name, void *real, int caller_family, const char *route);
+void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);
 unsigned cg_loader_libs_seen(void);
 const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
 

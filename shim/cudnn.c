@@ -1,129 +1,566 @@
-/* cudnn.c - cuDNN handle and legacy convolution API wrappers. */
-#include "cg.h"
+/* cudnn.c - cuDNN's handle and legacy convolution API: why it failed, in bytes.
+ *
+ *  - cudnnCreate / cudnnDestroy: a `cudnn_handle` event each (rare calls).
+ *    A failed create also says cuDNN's own reason, the driver's state, free
+ *    and total memory, the compute capability, who holds the memory (NVML),
+ *    and the likely cause, pointing at the event that shows it: a failed
+ *    load of libcuda.so.1, or an allocation that failed just before.
+ *  - algorithm lookups (Get..._v7, Find..., Find...Ex): a `conv_algos` event
+ *    for the first lookup of each distinct shape, for every failing one, and
+ *    for every one showing the seeds' signature (every algorithm needs more
+ *    workspace than is free, or every returned algorithm failed).
+ *  - executions: only failures (`conv_exec_failed`), with the algorithm and
+ *    the workspace passed.
+ * Lookups are rare (frameworks cache their choice per shape), so decoding the
+ * descriptors there is affordable; executions and successes do nothing but
+ * the counter and the call. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "cudnn_desc.h"
+#include "gpuinfo.h"
+#include "libs.h"
+
+/* A small string builder for `detail` texts. */
+struct sb {
+    char *p;
+    size_t n, cap;
+};
+static void sb_s(struct sb *b, const char *s)
+{
+    if (b->n < b->cap)
+        b->n += cg_strlcpy(b->p + b->n, s, b->cap - b->n);
+}
+static void sb_u(struct sb *b, unsigned long long v)
+{
+    char d[24];
+    d[cg_utoa(d, v)] = 0;
+    sb_s(b, d);
+}
+
+static void count_failure(int hook)
+{
+    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+    cg_note_failure();
+}
+
+/* ---- the handle */
+/* Below this much free memory a failed create (not a BAD_PARAM or NOT_SUPPORTED one) is put down to
+ * memory: a CUDA context alone takes a few hundred MiB on current GPUs, before cuDNN's own needs. */
+#define LOW_FREE_BYTES (1ull << 30)
+
+struct cause {
+    const char *kind;
+    char detail[512];
+    bool has_seq;
+    uint64_t seq;
+};
+
+static void memory_cause(struct cause *c, const struct cg_gpu_state *st, struct sb *b)
+{
+    const struct cg_gpu_holder *top = cg_gpu_top_other(st);
+    unsigned long long used = st->mem.known ? st->mem.total - st->mem.free : 0;
+    if (top && (!st->mem.known || st->others_bytes * 2 >= used)) {
+        c->kind = "memory_held_by_other_process";
+        sb_s(b, "; pid ");
+        sb_u(b, top->pid);
+        if (top->name[0]) {
+            sb_s(b, " (");
+            sb_s(b, top->name);
+            sb_s(b, ")");
+        }
+        sb_s(b, " holds ");
+        sb_u(b, top->bytes);
+        sb_s(b, " bytes");
+    } else {
+        c->kind = "out_of_memory";
+    }
+    if (st->mem.known) {
+        sb_s(b, "; ");
+        sb_u(b, st->mem.free);
+        sb_s(b, " of ");
+        sb_u(b, st->mem.total);
+        sb_s(b, " bytes free");
+    }
+}
+
+static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struct cg_gpu_state *st,
+                         uint64_t failures_before)
+{
+    struct sb b = {c->detail, 0, sizeof c->detail};
+    c->kind = "unknown";
+    c->detail[0] = 0;
+    c->has_seq = false;
+    char err[256];
+    uint64_t seq;
+    struct cg_alloc_failure af;
+    if (slot == CG_SLOT_CUDNN9 && (r == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
+                                   r == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)) {
+        c->kind = "cudnn_library";
+        sb_s(&b, "cuDNN could not load or match its own sub-libraries (see the dlopen and verdict events)");
+    } else if (strcmp(st->driver, "not_loaded") == 0) {
+        c->kind = "no_driver";
+        if (cg_libs_load_failure("libcuda.so", &seq, err, sizeof err)) {
+            c->has_seq = true;
+            c->seq = seq;
+            sb_s(&b, "libcuda.so.1 (the NVIDIA driver) could not be loaded: ");
+            sb_s(&b, err);
+        } else {
+            sb_s(&b, "libcuda.so.1 (the NVIDIA driver) is not loaded in this process");
+        }
+    } else if (strcmp(st->driver, "no_device") == 0) {
+        c->kind = "no_device";
+        sb_s(&b, "the driver sees no CUDA device (CUDA_VISIBLE_DEVICES, container device list, or no GPU)");
+    } else if (strcmp(st->driver, "not_initialized") == 0) {
+        c->kind = "driver_not_initialized";
+        sb_s(&b, "libcuda.so.1 is loaded but cuInit has not succeeded (no usable device, or a driver too old "
+                 "for this CUDA)");
+    } else if (cg_gpumem_last_failure(&af) && (cg_gpumem_failures() > failures_before || !af.success_since)) {
+        sb_s(&b, af.fn);
+        sb_s(&b, " of ");
+        sb_u(&b, af.bytes);
+        sb_s(&b, cg_gpumem_failures() > failures_before ? " bytes failed during cudnnCreate"
+                                                        : " bytes failed just before (no allocation worked since)");
+        if (af.has_seq) {
+            c->has_seq = true;
+            c->seq = af.seq;
+        }
+        memory_cause(c, st, &b);
+    } else if (st->mem.known && st->mem.free < LOW_FREE_BYTES &&
+               !(slot == CG_SLOT_CUDNN9 && (r / 1000 == 2 || r / 1000 == 3)) &&
+               !(slot == CG_SLOT_CUDNN8 && (r == CUDNN8_STATUS_BAD_PARAM || r == CUDNN8_STATUS_NOT_SUPPORTED))) {
+        sb_s(&b, "less than 1 GiB of GPU memory free");
+        memory_cause(c, st, &b);
+    }
+}
 
 cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, cudnnHandle_t *handle)
 {
+    uint64_t failures_before = cg_gpumem_failures();
     cudnnStatus_t r = real(handle);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnCreate, (long long)r);
+    int saved = errno;
+    int slot = cg_cudnn_slot_of(CG_H_cudnnCreate, (const void *)real);
+    char b[CG_EV_BUF];
+    struct cg_ev e;
+    if (r == CUDNN_STATUS_SUCCESS) {
+        cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
+        cg_ev_str(&e, "fn", "cudnnCreate");
+        cg_ev_i64(&e, "status", r);
+        cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+        cg_ev_bool(&e, "ok", true);
+        cg_ev_end(&e);
+        errno = saved;
+        return r;
+    }
+    count_failure(CG_H_cudnnCreate);
+    struct cg_cudnn_fns f;
+    cg_cudnn_fns(slot, (const void *)real, &f);
+    char reason[1024];
+    cg_cudnn_reason_take(&f, reason, sizeof reason);
+    struct cg_gpu_state st;
+    cg_gpu_state_now(&st, true); /* before the event: loading NVML may write a `lib` event */
+    struct cause c;
+    create_cause(&c, slot, r, &st, failures_before);
+    cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
+    cg_ev_str(&e, "fn", "cudnnCreate");
+    cg_ev_i64(&e, "status", r);
+    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_bool(&e, "ok", false);
+    if (f.last_error)
+        cg_ev_str(&e, "reason", reason);
+    else
+        cg_ev_raw(&e, "reason", "null");
+    cg_ev_gpu_devices(&e, &st);
+    cg_ev_gpu_mem(&e, "mem", &st.mem);
+    cg_ev_gpu_holders(&e, &st);
+    cg_ev_open(&e, "likely_cause", '{');
+    cg_ev_str(&e, "kind", c.kind);
+    cg_ev_str(&e, "detail", c.detail[0] ? c.detail : NULL);
+    if (c.has_seq)
+        cg_ev_u64(&e, "seq", c.seq);
+    else
+        cg_ev_raw(&e, "seq", "null");
+    cg_ev_close(&e, '}');
+    cg_ev_end(&e);
+    errno = saved;
     return r;
 }
+
 cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, cudnnHandle_t handle)
 {
     cudnnStatus_t r = real(handle);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnDestroy, (long long)r);
+    int saved = errno;
+    int slot = cg_cudnn_slot_of(CG_H_cudnnDestroy, (const void *)real);
+    if (r != CUDNN_STATUS_SUCCESS)
+        count_failure(CG_H_cudnnDestroy);
+    char b[1024];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
+    cg_ev_str(&e, "fn", "cudnnDestroy");
+    cg_ev_i64(&e, "status", r);
+    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_bool(&e, "ok", r == CUDNN_STATUS_SUCCESS);
+    cg_ev_end(&e);
+    errno = saved;
     return r;
 }
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+
+/* ---- algorithm lookups */
+enum api { API_GET_V7, API_FIND, API_FIND_EX };
+static const char *const api_names[] = {"get_v7", "find", "find_ex"};
+static const char *const op_names[] = {"forward", "backward_data", "backward_filter"};
+
+struct lookup {
+    int hook, op, api;
+    const void *real;
+    /* x, w, y of the forward convolution: for backward data x is dx and y is
+     * dy; for backward filter w is dw and y is dy */
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    int requested;
+    const int *returned;
+    const cudnnConvolutionFwdAlgoPerf_t *perf;
+    size_t limit; /* find_ex: the workspace passed */
+};
+
+/* Shapes already written (first lookup per distinct shape). */
+#define SEEN_SIZE 1024
+static _Atomic uint64_t seen[SEEN_SIZE];
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-    cudnnStatus_t r = real(h, x, w, conv, y, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionForwardAlgorithm_v7, (long long)r);
-    return r;
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
 }
-cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf)
+
+/* true the first time this key is seen (and when the set is full: say it). */
+static bool first_time(uint64_t key)
 {
-    cudnnStatus_t r = real(h, w, dy, conv, dx, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionBackwardDataAlgorithm_v7, (long long)r);
-    return r;
+    if (key <= 1)
+        key += 2;
+    uint32_t i = (uint32_t)(key % SEEN_SIZE);
+    for (int n = 0; n < SEEN_SIZE; n++, i = (i + 1) % SEEN_SIZE) {
+        uint64_t cur = atomic_load_explicit(&seen[i], memory_order_relaxed);
+        if (cur == key)
+            return false;
+        if (cur == 0 &&
+            atomic_compare_exchange_strong_explicit(&seen[i], &cur, key, memory_order_relaxed, memory_order_relaxed))
+            return true;
+        if (cur == key)
+            return false;
+    }
+    return true;
 }
-cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
+
+static void ms_str(float ms, char *out)
 {
-    cudnnStatus_t r = real(h, x, dy, conv, dw, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionBackwardFilterAlgorithm_v7, (long long)r);
-    return r;
+    if (!(ms >= 0.0f) || ms > 1e9f) { /* cuDNN's -1 (not measured), NaN, absurd */
+        cg_strlcpy(out, ms < 0.0f ? "-1" : "null", 8);
+        return;
+    }
+    unsigned long long us = (unsigned long long)((double)ms * 1000.0 + 0.5);
+    size_t n = cg_utoa(out, us / 1000);
+    out[n++] = '.';
+    out[n++] = (char)('0' + (us / 100) % 10);
+    out[n++] = (char)('0' + (us / 10) % 10);
+    out[n++] = (char)('0' + us % 10);
+    out[n] = 0;
 }
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+
+static void after_lookup(const struct lookup *l, cudnnStatus_t r)
 {
-    cudnnStatus_t r = real(h, x, w, conv, y, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionForwardAlgorithm, (long long)r);
-    return r;
+    int saved = errno;
+    int slot = cg_cudnn_slot_of(l->hook, l->real);
+    struct cg_cudnn_fns f;
+    cg_cudnn_fns(slot, l->real, &f);
+    /* take cuDNN's reason before our getters run: they must not change it */
+    char reason[1024];
+    cg_cudnn_reason_take(&f, reason, sizeof reason);
+    struct cg_tensor x, w, y;
+    struct cg_conv cv;
+    cg_cudnn_tensor(&f, l->x, &x);
+    cg_cudnn_filter(&f, l->w, &w);
+    cg_cudnn_tensor(&f, l->y, &y);
+    cg_cudnn_conv(&f, l->conv, &cv);
+    cg_cudnn_reason_drop(&f);
+
+    int n = 0;
+    if (l->returned && l->perf) {
+        n = *l->returned;
+        if (n < 0)
+            n = 0;
+        if (n > l->requested)
+            n = l->requested;
+        if (n > 32)
+            n = 32;
+    }
+    struct cg_gpu_mem mem;
+    cg_gpu_mem_now(&mem);
+    int ok = 0, over_free = 0, over_limit = 0;
+    for (int i = 0; i < n; i++) {
+        if (l->perf[i].status == CUDNN_STATUS_SUCCESS) {
+            ok++;
+            over_free += mem.known && l->perf[i].memory > mem.free;
+        }
+        over_limit += l->api == API_FIND_EX && l->perf[i].memory > l->limit;
+    }
+    const char *signature = NULL;
+    if (n > 0 && ok == 0)
+        signature = "all_algos_failed";
+    else if (mem.known && ok > 0 && over_free == ok)
+        signature = "all_algos_exceed_free_memory";
+
+    uint64_t key = fnv(0xcbf29ce484222325ull, &l->hook, sizeof l->hook);
+    key = fnv(key, &slot, sizeof slot);
+    key = fnv(key, &x, sizeof x);
+    key = fnv(key, &w, sizeof w);
+    key = fnv(key, &y, sizeof y);
+    key = fnv(key, &cv, sizeof cv);
+    bool failed = r != CUDNN_STATUS_SUCCESS;
+    if (failed)
+        count_failure(l->hook);
+    if (!first_time(key) && !failed && !signature) {
+        errno = saved;
+        return;
+    }
+    struct cg_gpu_state st;
+    bool bad = failed || signature;
+    if (bad) {
+        cg_gpu_state_now(&st, true); /* holders, and memory if the driver could not say */
+        if (!mem.known)
+            mem = st.mem;
+    }
+    char b[CG_EV_BUF];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "conv_algos");
+    cg_ev_str(&e, "fn", cg_hooks[l->hook].name);
+    cg_ev_str(&e, "op", op_names[l->op]);
+    cg_ev_str(&e, "api", api_names[l->api]);
+    cg_ev_i64(&e, "status", r);
+    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    if (failed)
+        cg_ev_str(&e, "reason", f.last_error ? reason : NULL);
+    cg_ev_str(&e, "signature", signature);
+    cg_ev_tensor(&e, "x", &x);
+    cg_ev_tensor(&e, "w", &w);
+    cg_ev_tensor(&e, "y", &y);
+    cg_ev_conv(&e, "conv", &cv);
+    cg_ev_i64(&e, "requested", l->requested);
+    if (l->returned)
+        cg_ev_i64(&e, "returned", *l->returned);
+    else
+        cg_ev_raw(&e, "returned", "null");
+    if (l->api == API_FIND_EX) {
+        cg_ev_u64(&e, "workspace_limit", l->limit);
+        cg_ev_i64(&e, "algos_over_limit", over_limit);
+    }
+    cg_ev_gpu_mem(&e, "mem", &mem);
+    if (mem.known)
+        cg_ev_i64(&e, "algos_over_free", over_free);
+    cg_ev_open(&e, "algos", '[');
+    for (int i = 0; i < n; i++) {
+        const cudnnConvolutionFwdAlgoPerf_t *p = &l->perf[i];
+        char ms[32];
+        ms_str(p->time, ms);
+        cg_ev_open(&e, NULL, '{');
+        cg_ev_i64(&e, "algo", p->algo);
+        cg_ev_str(&e, "algo_name", cg_cudnn_algo_name(l->op, p->algo));
+        cg_ev_i64(&e, "status", p->status);
+        cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, p->status));
+        cg_ev_raw(&e, "time_ms", ms);
+        cg_ev_u64(&e, "workspace", p->memory);
+        cg_ev_str(&e, "determinism", p->determinism == 1 ? "deterministic" : "non_deterministic");
+        cg_ev_str(&e, "math_type", cg_cudnn_math_name(p->mathType));
+        cg_ev_close(&e, '}');
+    }
+    cg_ev_close(&e, ']');
+    if (bad)
+        cg_ev_gpu_holders(&e, &st);
+    cg_ev_end(&e);
+    errno = saved;
 }
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real, cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf)
+
+#define LOOKUP_V7(name, op, api, xd, wd, yd)                                                                     \
+    {                                                                                                            \
+        cudnnStatus_t r = real(h, a1, a2, conv, a3, requested, returned, perf);                                  \
+        struct lookup l = {CG_H_##name, op, api, (const void *)real, xd, yd, wd, conv, requested, returned,      \
+                           perf, 0};                                                                             \
+        after_lookup(&l, r);                                                                                     \
+        return r;                                                                                                \
+    }
+
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real,
+                                                          cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+                                                          cudnnFilterDescriptor_t a2,
+                                                          cudnnConvolutionDescriptor_t conv,
+                                                          cudnnTensorDescriptor_t a3, int requested, int *returned,
+                                                          cudnnConvolutionFwdAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnGetConvolutionForwardAlgorithm_v7, CG_OP_FWD, API_GET_V7, a1, a2, a3)
+
+cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(
+    cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, cudnnHandle_t h, cudnnFilterDescriptor_t a1,
+    cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t a3, int requested,
+    int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnGetConvolutionBackwardDataAlgorithm_v7, CG_OP_BWD_DATA, API_GET_V7, a3, a1, a2)
+
+cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+    cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
+    int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnGetConvolutionBackwardFilterAlgorithm_v7, CG_OP_BWD_FILTER, API_GET_V7, a1, a3, a2)
+
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real,
+                                                        cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+                                                        cudnnFilterDescriptor_t a2, cudnnConvolutionDescriptor_t conv,
+                                                        cudnnTensorDescriptor_t a3, int requested, int *returned,
+                                                        cudnnConvolutionFwdAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnFindConvolutionForwardAlgorithm, CG_OP_FWD, API_FIND, a1, a2, a3)
+
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real,
+                                                             cudnnHandle_t h, cudnnFilterDescriptor_t a1,
+                                                             cudnnTensorDescriptor_t a2,
+                                                             cudnnConvolutionDescriptor_t conv,
+                                                             cudnnTensorDescriptor_t a3, int requested, int *returned,
+                                                             cudnnConvolutionBwdDataAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnFindConvolutionBackwardDataAlgorithm, CG_OP_BWD_DATA, API_FIND, a3, a1, a2)
+
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
+    int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
+    LOOKUP_V7(cudnnFindConvolutionBackwardFilterAlgorithm, CG_OP_BWD_FILTER, API_FIND, a1, a3, a2)
+
+#define LOOKUP_EX(name, op, xd, wd, yd)                                                                          \
+    {                                                                                                            \
+        cudnnStatus_t r = real(h, d1, p1, d2, p2, conv, d3, p3, requested, returned, perf, ws, ws_bytes);        \
+        struct lookup l = {CG_H_##name, op, API_FIND_EX, (const void *)real, xd, yd, wd, conv, requested,        \
+                           returned, perf, ws_bytes};                                                            \
+        after_lookup(&l, r);                                                                                     \
+        return r;                                                                                                \
+    }
+
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real,
+                                                          cudnnHandle_t h, cudnnTensorDescriptor_t d1, const void *p1,
+                                                          cudnnFilterDescriptor_t d2, const void *p2,
+                                                          cudnnConvolutionDescriptor_t conv,
+                                                          cudnnTensorDescriptor_t d3, void *p3, int requested,
+                                                          int *returned, cudnnConvolutionFwdAlgoPerf_t *perf,
+                                                          void *ws, size_t ws_bytes)
+    LOOKUP_EX(cudnnFindConvolutionForwardAlgorithmEx, CG_OP_FWD, d1, d2, d3)
+
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, cudnnHandle_t h, cudnnFilterDescriptor_t d1,
+    const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
+    cudnnTensorDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf,
+    void *ws, size_t ws_bytes)
+    LOOKUP_EX(cudnnFindConvolutionBackwardDataAlgorithmEx, CG_OP_BWD_DATA, d3, d1, d2)
+
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, cudnnHandle_t h, cudnnTensorDescriptor_t d1,
+    const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
+    cudnnFilterDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf,
+    void *ws, size_t ws_bytes)
+    LOOKUP_EX(cudnnFindConvolutionBackwardFilterAlgorithmEx, CG_OP_BWD_FILTER, d1, d3, d2)
+
+/* ---- workspace sizes: only failures, as the generic event */
+#define WS_SIZE(name, call)                                                                                      \
+    {                                                                                                            \
+        cudnnStatus_t r = call;                                                                                  \
+        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
+            cg_hook_failed(CG_H_##name, r);                                                                      \
+        return r;                                                                                                \
+    }
+
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real,
+                                                           cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                           cudnnFilterDescriptor_t w,
+                                                           cudnnConvolutionDescriptor_t conv,
+                                                           cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+                                                           size_t *bytes)
+    WS_SIZE(cudnnGetConvolutionForwardWorkspaceSize, real(h, x, w, conv, y, algo, bytes))
+
+cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, cudnnHandle_t h, cudnnFilterDescriptor_t w,
+    cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx,
+    cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes)
+    WS_SIZE(cudnnGetConvolutionBackwardDataWorkspaceSize, real(h, w, dy, conv, dx, algo, bytes))
+
+cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, cudnnHandle_t h, cudnnTensorDescriptor_t x,
+    cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw,
+    cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes)
+    WS_SIZE(cudnnGetConvolutionBackwardFilterWorkspaceSize, real(h, x, dy, conv, dw, algo, bytes))
+
+/* ---- executions: only failures */
+static void exec_failed(int hook, const void *real, int op, int algo, size_t ws, cudnnStatus_t r)
 {
-    cudnnStatus_t r = real(h, w, dy, conv, dx, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionBackwardDataAlgorithm, (long long)r);
-    return r;
+    int saved = errno;
+    count_failure(hook);
+    int slot = cg_cudnn_slot_of(hook, real);
+    struct cg_cudnn_fns f;
+    cg_cudnn_fns(slot, real, &f);
+    char reason[1024];
+    cg_cudnn_reason_take(&f, reason, sizeof reason);
+    struct cg_gpu_state st;
+    cg_gpu_state_now(&st, false);
+    char b[4096];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "conv_exec_failed");
+    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_str(&e, "op", op_names[op]);
+    cg_ev_i64(&e, "algo", algo);
+    cg_ev_str(&e, "algo_name", cg_cudnn_algo_name(op, algo));
+    cg_ev_u64(&e, "workspace", ws);
+    cg_ev_i64(&e, "status", r);
+    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_str(&e, "reason", f.last_error ? reason : NULL);
+    cg_ev_gpu_mem(&e, "mem", &st.mem);
+    cg_ev_end(&e);
+    errno = saved;
 }
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
-{
-    cudnnStatus_t r = real(h, x, dy, conv, dw, requested, returned, perf);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionBackwardFilterAlgorithm, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real, cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t yd, void *y, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t ws_bytes)
-{
-    cudnnStatus_t r = real(h, xd, x, wd, w, conv, yd, y, requested, returned, perf, ws, ws_bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionForwardAlgorithmEx, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithmEx(cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, cudnnHandle_t h, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dxd, void *dx, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf, void *ws, size_t ws_bytes)
-{
-    cudnnStatus_t r = real(h, wd, w, dyd, dy, conv, dxd, dx, requested, returned, perf, ws, ws_bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionBackwardDataAlgorithmEx, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dwd, void *dw, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf, void *ws, size_t ws_bytes)
-{
-    cudnnStatus_t r = real(h, xd, x, dyd, dy, conv, dwd, dw, requested, returned, perf, ws, ws_bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnFindConvolutionBackwardFilterAlgorithmEx, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo, size_t *bytes)
-{
-    cudnnStatus_t r = real(h, x, w, conv, y, algo, bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionForwardWorkspaceSize, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataWorkspaceSize(cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, cudnnHandle_t h, cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx, cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes)
-{
-    cudnnStatus_t r = real(h, w, dy, conv, dx, algo, bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionBackwardDataWorkspaceSize, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw, cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes)
-{
-    cudnnStatus_t r = real(h, x, dy, conv, dw, algo, bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnGetConvolutionBackwardFilterWorkspaceSize, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t yd, void *y)
-{
-    cudnnStatus_t r = real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnConvolutionForward, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dxd, void *dx)
-{
-    cudnnStatus_t r = real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnConvolutionBackwardData, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dwd, void *dw)
-{
-    cudnnStatus_t r = real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnConvolutionBackwardFilter, (long long)r);
-    return r;
-}
-cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(cg_t_cudnnConvolutionBiasActivationForward real, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t yd, void *y)
-{
-    cudnnStatus_t r = real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudnnConvolutionBiasActivationForward, (long long)r);
-    return r;
-}
+
+#define EXEC(name, op, call)                                                                                     \
+    {                                                                                                            \
+        cudnnStatus_t r = call;                                                                                  \
+        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
+            exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                 \
+        return r;                                                                                                \
+    }
+
+cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, cudnnHandle_t h, const void *alpha,
+                                           cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+                                           const void *w, cudnnConvolutionDescriptor_t conv,
+                                           cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+                                           const void *beta, cudnnTensorDescriptor_t yd, void *y)
+    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y))
+
+cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, cudnnHandle_t h,
+                                                const void *alpha, cudnnFilterDescriptor_t wd, const void *w,
+                                                cudnnTensorDescriptor_t dyd, const void *dy,
+                                                cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo,
+                                                void *ws, size_t ws_bytes, const void *beta,
+                                                cudnnTensorDescriptor_t dxd, void *dx)
+    EXEC(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
+         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx))
+
+cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, cudnnHandle_t h,
+                                                  const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
+                                                  cudnnTensorDescriptor_t dyd, const void *dy,
+                                                  cudnnConvolutionDescriptor_t conv,
+                                                  cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes,
+                                                  const void *beta, cudnnFilterDescriptor_t dwd, void *dw)
+    EXEC(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
+         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw))
+
+cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
+    cg_t_cudnnConvolutionBiasActivationForward real, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
+    const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv,
+    cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd,
+    const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act,
+    cudnnTensorDescriptor_t yd, void *y)
+    EXEC(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
+         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y))

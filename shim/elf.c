@@ -209,6 +209,43 @@ void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver)
     }
 }
 
+#if __ELF_NATIVE_CLASS == 64
+#define CG_R_SYM ELF64_R_SYM
+#else
+#define CG_R_SYM ELF32_R_SYM
+#endif
+/* One relocation table: does an entry refer to the undefined symbol `name`? */
+static bool rel_names(const struct cg_obj *o, const ElfW(Sym) *syms, const char *str, uintptr_t tab, size_t bytes,
+                      size_t ent, const char *name)
+{
+    for (size_t off = 0; tab && ent && off + ent <= bytes; off += ent) {
+        ElfW(Xword) info = ent == sizeof(ElfW(Rela)) ? ((const ElfW(Rela) *)(tab + off))->r_info
+                                                     : ((const ElfW(Rel) *)(tab + off))->r_info;
+        size_t idx = CG_R_SYM(info);
+        if (idx && syms[idx].st_shndx == SHN_UNDEF && strcmp(str + syms[idx].st_name, name) == 0)
+            return true;
+    }
+    (void)o;
+    return false;
+}
+
+bool cg_elf_imports(const struct cg_obj *o, const char *name)
+{
+    const ElfW(Dyn) *st = dyn_find(o, DT_SYMTAB), *jr = dyn_find(o, DT_JMPREL), *jsz = dyn_find(o, DT_PLTRELSZ),
+                    *jt = dyn_find(o, DT_PLTREL), *ra = dyn_find(o, DT_RELA), *rasz = dyn_find(o, DT_RELASZ),
+                    *rl = dyn_find(o, DT_REL), *rlsz = dyn_find(o, DT_RELSZ);
+    const char *str = strtab(o);
+    if (!st || !str)
+        return false;
+    const ElfW(Sym) *syms = (const ElfW(Sym) *)dptr(o, st->d_un.d_ptr);
+    size_t jent = jt && jt->d_un.d_val == DT_REL ? sizeof(ElfW(Rel)) : sizeof(ElfW(Rela));
+    if (jr && jsz && rel_names(o, syms, str, dptr(o, jr->d_un.d_ptr), jsz->d_un.d_val, jent, name))
+        return true;
+    if (ra && rasz && rel_names(o, syms, str, dptr(o, ra->d_un.d_ptr), rasz->d_un.d_val, sizeof(ElfW(Rela)), name))
+        return true;
+    return rl && rlsz && rel_names(o, syms, str, dptr(o, rl->d_un.d_ptr), rlsz->d_un.d_val, sizeof(ElfW(Rel)), name);
+}
+
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o)
 {
     const ElfW(Phdr) *ph = o->phdr;

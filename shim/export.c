@@ -33,6 +33,7 @@ const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
 };
 
 _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+__thread const void *cg_caller;
 struct cg_counter cg_count[CG_NHOOKS];
 
 /* A hook whose real function cannot be found (the library vanished) fails
@@ -41,24 +42,34 @@ struct cg_counter cg_count[CG_NHOOKS];
 #define CG_MISSING_CUDART cudaErrorInsufficientDriver
 #define CG_MISSING_DRV CUDA_ERROR_NOT_INITIALIZED
 
-#define CG_ENTRY_BODY(slot, fam, ret, name, args)                                                             \
+/* The entry's fast path: a load, a counter, a forward.  Resolving the real
+ * function (first call through a PLT) is kept out of line, in a cold function
+ * that tail-calls back, so the fast path saves no registers. */
+#define CG_ENTRY_BODY(slot, fam, ret, name, args, self)                                                       \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
-        if (CG_UNLIKELY(!real)) {                                                                              \
-            real = (cg_t_##name)cg_resolve_plt(slot, CG_H_##name);                                             \
-            if (!real)                                                                                         \
-                return (ret)CG_MISSING_##fam;                                                                  \
-        }                                                                                                      \
+        if (CG_UNLIKELY(!real))                                                                                \
+            return cg_slow_##self args;                                                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         if (CG_UNLIKELY(!atomic_load_explicit(&cg.traced, memory_order_relaxed)))                             \
             return real args;                                                                                  \
+        cg_caller = __builtin_return_address(0);                                                               \
         return cg_w_##name(real, CG_UNPAREN args);                                                             \
+    }
+#define CG_SLOW(slot, fam, ret, name, params, args, self, entry)                                              \
+    ret entry params;                                                                                          \
+    static __attribute__((noinline, cold)) ret cg_slow_##self params                                          \
+    {                                                                                                          \
+        if (!cg_resolve_plt(slot, CG_H_##name))                                                                \
+            return (ret)CG_MISSING_##fam;                                                                      \
+        return entry args;                                                                                     \
     }
 
 /* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
 #define CG_VENTRY(slot, tag, ver, fam, ret, name, params, args)                                               \
+    CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                                                  \
     __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_ENTRY_BODY(slot, fam, ret, name, args)
+        CG_ENTRY_BODY(slot, fam, ret, name, args, tag##_##name)
 
 #define CG_ENTRIES_CUDNN(ret, name, params, args)                                                             \
     CG_VENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args)                       \
@@ -69,7 +80,8 @@ struct cg_counter cg_count[CG_NHOOKS];
     CG_VENTRY(CG_SLOT_CUDART11, cudart11, "libcudart.so.11.0", CUDART, ret, name, params, args)
 /* The driver's entries carry the real name, unversioned. */
 #define CG_ENTRIES_DRV(ret, name, params, args)                                                               \
-    CG_EXPORT ret name params CG_ENTRY_BODY(CG_SLOT_DRV, DRV, ret, name, args)
+    CG_SLOW(CG_SLOT_DRV, DRV, ret, name, params, args, drv_##name, name)                                             \
+    CG_EXPORT ret name params CG_ENTRY_BODY(CG_SLOT_DRV, DRV, ret, name, args, drv_##name)
 
 #define CG_HOOK(fam, ret, name, params, args) CG_ENTRIES_##fam(ret, name, params, args)
 #define CG_HOOK_PLAIN CG_HOOK

@@ -1,115 +1,456 @@
-/* gpumem.c - GPU memory wrappers (runtime and driver). */
-#include "cg.h"
+/* gpumem.c - GPU memory on all three routes: how much this process holds,
+ * its peak, and every failed allocation in bytes.
+ *
+ * Hot path (an allocation or a free that succeeds): the real call, then a
+ * few relaxed atomics: live/peak/largest counters and one slot of a
+ * lock-free open-addressing table that remembers each pointer's size (the
+ * free calls do not say it).  No syscall, no lock, no formatting.  Failures
+ * write an `alloc_failed` event with the GPU's free/total memory at that
+ * moment, this process's live bytes, the largest allocation that worked,
+ * the holders (NVML) and the caller.
+ *
+ * Counting once: cudaMalloc (reached by the PLT or dlsym) calls
+ * cuMemAlloc_v2 inside libcudart through an entry point that is ours too.
+ * A thread-local depth, raised around every runtime-level call, makes the
+ * driver wrappers forward untouched while it is non-zero: the allocation is
+ * counted once, at the level the program called.  Chosen over matching
+ * pointers because it costs two thread-local increments and no lookups,
+ * and it stays right when cudart pools or splits allocations.  A nested
+ * driver failure is kept (driver_status) for the runtime-level event. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "gpuinfo.h"
+
+/* ---- counters */
+static _Atomic uint64_t live, peak, allocs, frees, largest_ok;
+static _Atomic uint64_t failures, failures_unwritten, untracked, unknown_frees;
+#define MAX_FAILURE_EVENTS 256 /* past this, alloc_failed events are counted, not written */
+
+/* ---- pointer (and VMM handle) -> size.  Open addressing, at most PROBES
+ * slots from a key's hash; freed slots become tombstones that later keys
+ * reuse, so lookups stay bounded however long the program runs.  A key that
+ * finds no slot is counted in `untracked` and left out of live bytes. */
+#define TABLE_BITS 16
+#define TABLE_SIZE (1u << TABLE_BITS)
+#define PROBES 32
+#define EMPTY ((uintptr_t)0)
+#define TOMB ((uintptr_t)1)
+struct slot {
+    _Atomic uintptr_t key;
+    _Atomic uint64_t size;
+};
+static struct slot ptr_table[TABLE_SIZE], handle_table[TABLE_SIZE];
+
+static inline uint32_t hash(uintptr_t k)
+{
+    return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS));
+}
+
+static bool table_put(struct slot *t, uintptr_t k, uint64_t size)
+{
+    if (k <= TOMB)
+        return false;
+    uint32_t i = hash(k);
+    for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+        uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
+        if ((cur == EMPTY || cur == TOMB) &&
+            atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
+            atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Removes k; its size in *size.  Called BEFORE the real free: once the
+ * driver has the address back it may hand it out again at once, and the new
+ * owner's entry must not be confused with this one. */
+static bool table_take(struct slot *t, uintptr_t k, uint64_t *size)
+{
+    if (k <= TOMB)
+        return false;
+    uint32_t i = hash(k);
+    for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+        uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
+        if (cur == k) {
+            *size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
+            return atomic_compare_exchange_strong_explicit(&t[i].key, &cur, TOMB, memory_order_relaxed,
+                                                           memory_order_relaxed);
+        }
+        if (cur == EMPTY)
+            return false;
+    }
+    return false;
+}
+
+static inline void max_into(_Atomic uint64_t *m, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(m, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(m, &cur, v, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+static inline void on_alloc(struct slot *t, uintptr_t k, uint64_t size)
+{
+    atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
+    max_into(&largest_ok, size);
+    if (CG_UNLIKELY(!table_put(t, k, size))) {
+        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+        return;
+    }
+    max_into(&peak, atomic_fetch_add_explicit(&live, size, memory_order_relaxed) + size);
+}
+
+static inline void on_freed(bool known, uint64_t size)
+{
+    if (CG_LIKELY(known)) {
+        atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
+        atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
+    }
+}
+
+/* ---- nesting: runtime calls that reach our driver entries */
+static __thread unsigned depth;
+static __thread int inner_status; /* a nested driver failure inside the runtime call */
+
+/* ---- routes: which entry loader.c handed to which module, by which route */
+static const int mem_hooks[] = {
+    CG_H_cudaMalloc, CG_H_cudaFree, CG_H_cudaMallocAsync, CG_H_cudaFreeAsync, CG_H_cuMemAlloc_v2,
+    CG_H_cuMemFree_v2, CG_H_cuMemAllocAsync, CG_H_cuMemAllocAsync_ptsz, CG_H_cuMemAllocFromPoolAsync,
+    CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemFreeAsync, CG_H_cuMemFreeAsync_ptsz, CG_H_cuMemCreate,
+    CG_H_cuMemRelease,
+};
+#define NMEM (sizeof mem_hooks / sizeof mem_hooks[0])
+#define MAX_NOTES 128
+static struct note {
+    int hook;
+    int route;
+    uintptr_t base;
+} notes[MAX_NOTES];
+static _Atomic int nnotes;
+static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route)
+{
+    int hook = -1;
+    for (size_t i = 0; i < NMEM && hook < 0; i++)
+        for (int s = 0; s < CG_NSLOTS; s++)
+            if (entry && cg_entry[s][mem_hooks[i]] == entry) {
+                hook = mem_hooks[i];
+                break;
+            }
+    if (hook < 0)
+        return;
+    int saved = errno;
+    struct cg_obj o;
+    uintptr_t base = caller && cg_elf_find_obj(caller, &o) ? o.base : 0;
+    pthread_mutex_lock(&notes_lock);
+    int n = atomic_load_explicit(&nnotes, memory_order_relaxed);
+    bool dup = false;
+    for (int i = 0; i < n && !dup; i++)
+        dup = notes[i].hook == hook && notes[i].base == base && notes[i].route == (int)route;
+    if (!dup && n < MAX_NOTES) {
+        notes[n] = (struct note){hook, (int)route, base};
+        atomic_store_explicit(&nnotes, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&notes_lock);
+    errno = saved;
+}
+
+static const char *const route_names[] = {"plt", "dlsym", "entry_point"};
+
+/* How the caller reached this entry: it imports the name (PLT); else it
+ * was handed this entry by dlsym or an entry-point function (notes);
+ * else any route this entry was handed out by, when there was only one;
+ * else a CUDA library calling the driver got it from cuGetProcAddress. */
+static const char *route_of(int hook, const void *caller)
+{
+    struct cg_obj o;
+    bool have = caller && cg_elf_find_obj(caller, &o);
+    if (have && o.dyn && cg_elf_imports(&o, cg_hooks[hook].name))
+        return "plt";
+    int n = atomic_load_explicit(&nnotes, memory_order_acquire), only = -1, mine = 0;
+    for (int i = 0; i < n; i++) {
+        if (notes[i].hook != hook)
+            continue;
+        if (have && notes[i].base == o.base)
+            mine |= 1 << notes[i].route;
+        only = only == -1 || only == notes[i].route ? notes[i].route : -2;
+    }
+    /* one entry function serves both routes: a module that got it both ways is said so */
+    if (mine)
+        return mine == (1 << CG_ROUTE_DLSYM | 1 << CG_ROUTE_ENTRY_POINT) ? "dlsym|entry_point"
+               : route_names[mine & (1 << CG_ROUTE_DLSYM) ? CG_ROUTE_DLSYM : CG_ROUTE_ENTRY_POINT];
+    if (only >= 0)
+        return route_names[only];
+    if (cg_hooks[hook].family == CG_FAM_DRV && cg_caller_family(caller) >= 0)
+        return "entry_point";
+    return "unknown";
+}
+
+/* ---- failures */
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    bool any, has_seq;
+    uint64_t seq;
+    const char *fn;
+    unsigned long long bytes;
+    int status;
+    uint64_t allocs_then;
+} last;
+
+bool cg_gpumem_last_failure(struct cg_alloc_failure *out)
+{
+    pthread_mutex_lock(&last_lock);
+    bool any = last.any;
+    if (any) {
+        out->has_seq = last.has_seq;
+        out->seq = last.seq;
+        out->fn = last.fn;
+        out->bytes = last.bytes;
+        out->status = last.status;
+        out->success_since = atomic_load(&allocs) != last.allocs_then;
+    }
+    pthread_mutex_unlock(&last_lock);
+    return any;
+}
+
+uint64_t cg_gpumem_failures(void) { return atomic_load(&failures); }
+
+static bool is_oom(int hook, int status)
+{
+    return cg_hooks[hook].family == CG_FAM_CUDART ? status == cudaErrorMemoryAllocation
+                                                  : status == CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static const char *status_name(int hook, int status)
+{
+    return cg_hooks[hook].family == CG_FAM_CUDART ? cg_cuda_error_name(status) : cg_cu_result_name(status);
+}
+
+static void alloc_failed(int hook, const void *caller, size_t bytes, int status, int inner)
+{
+    int saved = errno;
+    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+    cg_note_failure();
+    uint64_t nth = atomic_fetch_add(&failures, 1);
+    uint64_t allocs_then = atomic_load(&allocs);
+    bool write = nth < MAX_FAILURE_EVENTS;
+    uint64_t seq = 0;
+    if (write) {
+        struct cg_gpu_state st;
+        bool oom = is_oom(hook, status) || (inner && inner == CUDA_ERROR_OUT_OF_MEMORY);
+        cg_gpu_state_now(&st, oom); /* before the event: it may write a `lib` event (NVML) */
+        char b[CG_EV_BUF];
+        struct cg_ev e;
+        cg_ev_begin(&e, b, sizeof b, "alloc_failed");
+        seq = e.seq;
+        cg_ev_str(&e, "fn", cg_hooks[hook].name);
+        cg_ev_str(&e, "route", route_of(hook, caller));
+        cg_ev_u64(&e, "bytes", bytes);
+        cg_ev_i64(&e, "status", status);
+        cg_ev_str(&e, "status_name", status_name(hook, status));
+        if (inner) {
+            cg_ev_i64(&e, "driver_status", inner);
+            cg_ev_str(&e, "driver_status_name", cg_cu_result_name(inner));
+        }
+        cg_ev_gpu_mem(&e, "mem", &st.mem);
+        if (st.mem.known)
+            cg_ev_bool(&e, "exceeds_free", bytes > st.mem.free);
+        cg_ev_u64(&e, "live", atomic_load(&live));
+        cg_ev_u64(&e, "peak", atomic_load(&peak));
+        cg_ev_u64(&e, "largest_ok", atomic_load(&largest_ok));
+        struct cg_obj o;
+        if (caller && cg_elf_find_obj(caller, &o)) {
+            cg_ev_str(&e, "caller", o.name[0] ? o.name : "(main program)");
+            cg_ev_hex(&e, "caller_offset", (uintptr_t)caller - o.base);
+        } else {
+            cg_ev_raw(&e, "caller", "null");
+        }
+        cg_ev_gpu_devices(&e, &st);
+        if (oom)
+            cg_ev_gpu_holders(&e, &st);
+        cg_ev_end(&e);
+    } else {
+        atomic_fetch_add_explicit(&failures_unwritten, 1, memory_order_relaxed);
+    }
+    pthread_mutex_lock(&last_lock);
+    last.any = true;
+    last.has_seq = write;
+    last.seq = seq;
+    last.fn = cg_hooks[hook].name;
+    last.bytes = bytes;
+    last.status = status;
+    last.allocs_then = allocs_then;
+    pthread_mutex_unlock(&last_lock);
+    errno = saved;
+}
+
+/* A failed free or memory query: the generic event; nested ones are only counted. */
+static void other_failed(int hook, int status, bool nested)
+{
+    if (nested)
+        atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+    else
+        cg_hook_failed(hook, status);
+}
+
+void cg_gpumem_exit(struct cg_ev *e)
+{
+    cg_ev_open(e, "gpu_mem", '{');
+    cg_ev_u64(e, "live", atomic_load(&live));
+    cg_ev_u64(e, "peak", atomic_load(&peak));
+    cg_ev_u64(e, "allocs", atomic_load(&allocs));
+    cg_ev_u64(e, "frees", atomic_load(&frees));
+    cg_ev_u64(e, "largest_ok", atomic_load(&largest_ok));
+    cg_ev_u64(e, "alloc_failures", atomic_load(&failures));
+    cg_ev_u64(e, "alloc_failed_unwritten", atomic_load(&failures_unwritten));
+    cg_ev_u64(e, "untracked", atomic_load(&untracked));
+    cg_ev_u64(e, "unknown_frees", atomic_load(&unknown_frees));
+    cg_ev_close(e, '}');
+}
+
+/* ---- the wrappers.  Runtime level: depth raised around the real call. */
+#define RT_ALLOC(name, ptr, size, call)                                                                          \
+    {                                                                                                            \
+        const void *caller = cg_caller;                                                                          \
+        inner_status = 0;                                                                                        \
+        depth++;                                                                                                 \
+        cudaError_t r = call;                                                                                    \
+        depth--;                                                                                                 \
+        if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
+            if (ptr && *ptr)                                                                                     \
+                on_alloc(ptr_table, (uintptr_t)*ptr, size);                                                      \
+            return r;                                                                                            \
+        }                                                                                                        \
+        alloc_failed(CG_H_##name, caller, size, r, inner_status);                                                \
+        return r;                                                                                                \
+    }
+
+#define RT_FREE(name, ptr, call)                                                                                 \
+    {                                                                                                            \
+        uint64_t size = 0;                                                                                       \
+        bool known = ptr && table_take(ptr_table, (uintptr_t)ptr, &size);                                        \
+        depth++;                                                                                                 \
+        cudaError_t r = call;                                                                                    \
+        depth--;                                                                                                 \
+        if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
+            if (ptr)                                                                                             \
+                on_freed(known, size);                                                                           \
+            return r;                                                                                            \
+        }                                                                                                        \
+        if (known)                                                                                               \
+            table_put(ptr_table, (uintptr_t)ptr, size);                                                          \
+        other_failed(CG_H_##name, r, false);                                                                     \
+        return r;                                                                                                \
+    }
 
 cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, void **ptr, size_t size)
-{
-    cudaError_t r = real(ptr, size);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudaMalloc, (long long)r);
-    return r;
-}
-cudaError_t cg_w_cudaFree(cg_t_cudaFree real, void *ptr)
-{
-    cudaError_t r = real(ptr);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudaFree, (long long)r);
-    return r;
-}
+    RT_ALLOC(cudaMalloc, ptr, size, real(ptr, size))
+
 cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, void **ptr, size_t size, cudaStream_t s)
-{
-    cudaError_t r = real(ptr, size, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudaMallocAsync, (long long)r);
-    return r;
-}
+    RT_ALLOC(cudaMallocAsync, ptr, size, real(ptr, size, s))
+
+cudaError_t cg_w_cudaFree(cg_t_cudaFree real, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
+
 cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, void *ptr, cudaStream_t s)
-{
-    cudaError_t r = real(ptr, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudaFreeAsync, (long long)r);
-    return r;
-}
+    RT_FREE(cudaFreeAsync, ptr, real(ptr, s))
+
 cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, size_t *free_bytes, size_t *total_bytes)
 {
+    depth++;
     cudaError_t r = real(free_bytes, total_bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cudaMemGetInfo, (long long)r);
+    depth--;
+    if (CG_UNLIKELY(r != cudaSuccess))
+        other_failed(CG_H_cudaMemGetInfo, r, false);
     return r;
 }
+
+/* Driver level: untouched (but a failure remembered) inside a runtime call. */
+#define DRV_ALLOC(name, table, out, size, call)                                                                  \
+    {                                                                                                            \
+        if (depth) {                                                                                             \
+            CUresult r = call;                                                                                   \
+            if (CG_UNLIKELY(r != CUDA_SUCCESS)) {                                                                \
+                inner_status = r;                                                                                \
+                other_failed(CG_H_##name, r, true);                                                              \
+            }                                                                                                    \
+            return r;                                                                                            \
+        }                                                                                                        \
+        const void *caller = cg_caller;                                                                          \
+        CUresult r = call;                                                                                       \
+        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
+            if (out)                                                                                             \
+                on_alloc(table, (uintptr_t)*out, size);                                                          \
+            return r;                                                                                            \
+        }                                                                                                        \
+        alloc_failed(CG_H_##name, caller, size, r, 0);                                                           \
+        return r;                                                                                                \
+    }
+
+#define DRV_FREE(name, table, key, call)                                                                         \
+    {                                                                                                            \
+        if (depth) {                                                                                             \
+            CUresult r = call;                                                                                   \
+            if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                  \
+                other_failed(CG_H_##name, r, true);                                                              \
+            return r;                                                                                            \
+        }                                                                                                        \
+        uint64_t size = 0;                                                                                       \
+        bool known = key && table_take(table, (uintptr_t)key, &size);                                            \
+        CUresult r = call;                                                                                       \
+        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
+            if (key)                                                                                             \
+                on_freed(known, size);                                                                           \
+            return r;                                                                                            \
+        }                                                                                                        \
+        if (known)                                                                                               \
+            table_put(table, (uintptr_t)key, size);                                                              \
+        other_failed(CG_H_##name, r, false);                                                                     \
+        return r;                                                                                                \
+    }
+
 CUresult cg_w_cuMemAlloc_v2(cg_t_cuMemAlloc_v2 real, CUdeviceptr *ptr, size_t size)
-{
-    CUresult r = real(ptr, size);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemAlloc_v2, (long long)r);
-    return r;
-}
-CUresult cg_w_cuMemFree_v2(cg_t_cuMemFree_v2 real, CUdeviceptr ptr)
-{
-    CUresult r = real(ptr);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemFree_v2, (long long)r);
-    return r;
-}
+    DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, real(ptr, size))
+
 CUresult cg_w_cuMemAllocAsync(cg_t_cuMemAllocAsync real, CUdeviceptr *ptr, size_t size, CUstream s)
-{
-    CUresult r = real(ptr, size, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemAllocAsync, (long long)r);
-    return r;
-}
+    DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, real(ptr, size, s))
+
 CUresult cg_w_cuMemAllocAsync_ptsz(cg_t_cuMemAllocAsync_ptsz real, CUdeviceptr *ptr, size_t size, CUstream s)
-{
-    CUresult r = real(ptr, size, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemAllocAsync_ptsz, (long long)r);
-    return r;
-}
-CUresult cg_w_cuMemAllocFromPoolAsync(cg_t_cuMemAllocFromPoolAsync real, CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s)
-{
-    CUresult r = real(ptr, size, pool, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemAllocFromPoolAsync, (long long)r);
-    return r;
-}
-CUresult cg_w_cuMemAllocFromPoolAsync_ptsz(cg_t_cuMemAllocFromPoolAsync_ptsz real, CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s)
-{
-    CUresult r = real(ptr, size, pool, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemAllocFromPoolAsync_ptsz, (long long)r);
-    return r;
-}
+    DRV_ALLOC(cuMemAllocAsync_ptsz, ptr_table, ptr, size, real(ptr, size, s))
+
+CUresult cg_w_cuMemAllocFromPoolAsync(cg_t_cuMemAllocFromPoolAsync real, CUdeviceptr *ptr, size_t size,
+                                      CUmemoryPool pool, CUstream s)
+    DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size, real(ptr, size, pool, s))
+
+CUresult cg_w_cuMemAllocFromPoolAsync_ptsz(cg_t_cuMemAllocFromPoolAsync_ptsz real, CUdeviceptr *ptr, size_t size,
+                                           CUmemoryPool pool, CUstream s)
+    DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size, real(ptr, size, pool, s))
+
+CUresult cg_w_cuMemCreate(cg_t_cuMemCreate real, CUmemGenericAllocationHandle *handle, size_t size,
+                          const struct CUmemAllocationProp_st *prop, unsigned long long flags)
+    DRV_ALLOC(cuMemCreate, handle_table, handle, size, real(handle, size, prop, flags))
+
+CUresult cg_w_cuMemFree_v2(cg_t_cuMemFree_v2 real, CUdeviceptr ptr)
+    DRV_FREE(cuMemFree_v2, ptr_table, ptr, real(ptr))
+
 CUresult cg_w_cuMemFreeAsync(cg_t_cuMemFreeAsync real, CUdeviceptr ptr, CUstream s)
-{
-    CUresult r = real(ptr, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemFreeAsync, (long long)r);
-    return r;
-}
+    DRV_FREE(cuMemFreeAsync, ptr_table, ptr, real(ptr, s))
+
 CUresult cg_w_cuMemFreeAsync_ptsz(cg_t_cuMemFreeAsync_ptsz real, CUdeviceptr ptr, CUstream s)
-{
-    CUresult r = real(ptr, s);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemFreeAsync_ptsz, (long long)r);
-    return r;
-}
-CUresult cg_w_cuMemCreate(cg_t_cuMemCreate real, CUmemGenericAllocationHandle *handle, size_t size, const struct CUmemAllocationProp_st *prop, unsigned long long flags)
-{
-    CUresult r = real(handle, size, prop, flags);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemCreate, (long long)r);
-    return r;
-}
+    DRV_FREE(cuMemFreeAsync_ptsz, ptr_table, ptr, real(ptr, s))
+
 CUresult cg_w_cuMemRelease(cg_t_cuMemRelease real, CUmemGenericAllocationHandle handle)
-{
-    CUresult r = real(handle);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemRelease, (long long)r);
-    return r;
-}
+    DRV_FREE(cuMemRelease, handle_table, handle, real(handle))
+
 CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, size_t *free_bytes, size_t *total_bytes)
 {
     CUresult r = real(free_bytes, total_bytes);
-    if (CG_UNLIKELY(r != 0))
-        cg_hook_failed(CG_H_cuMemGetInfo_v2, (long long)r);
+    if (CG_UNLIKELY(r != CUDA_SUCCESS))
+        other_failed(CG_H_cuMemGetInfo_v2, r, depth != 0);
     return r;
 }

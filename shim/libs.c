@@ -25,6 +25,12 @@ static struct probe {
     char stem[96];
     char names[512]; /* JSON array body, e.g. "a","b" */
     int count;
+    bool has_seq;    /* the seq and text of the last failure written as an event */
+    uint64_t seq;
+    char err[256];
+    char last_name[160];
+    const void *last_caller;
+    bool listed; /* candidates already written with a failure */
 } probes[MAX_PROBES];
 
 /* cuDNN's dispatcher repeats its probes on the first call of every function:
@@ -306,6 +312,8 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
     flags_str(flags, fl, sizeof fl);
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
+    bool written = false;
+    uint64_t written_seq = 0;
     if (!seen_before(file, false, err)) {
         char b[CG_EV_BUF];
         struct cg_ev e;
@@ -316,8 +324,19 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         cg_ev_bool(&e, "ok", false);
         cg_ev_str(&e, "error", err);
         cg_ev_str(&e, "stem", stem);
-        cg_search_candidates(&e, file, caller);
+        /* cuDNN probes .so.9.19.0 and .so.9.19 before .so.9: a miss of a
+         * name with a dotted version asked by a CUDA library itself is most
+         * likely such a probe, and listing directories for each is costly
+         * in bytes.  Its candidates are written at exit if no load of the
+         * library ever succeeded. */
+        bool likely_probe = cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.');
+        if (likely_probe)
+            cg_ev_bool(&e, "likely_probe", true);
+        else
+            cg_search_candidates(&e, file, caller);
         cg_ev_end(&e);
+        written = true;
+        written_seq = e.seq;
     }
     struct probe *p = probe_find(stem);
     if (!p)
@@ -326,10 +345,25 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
                 p = &probes[i];
                 cg_strlcpy(p->stem, stem, sizeof p->stem);
                 p->names[0] = 0;
+                p->has_seq = false;
+                p->listed = false;
             }
+    if (p && written) {
+        p->has_seq = true;
+        p->seq = written_seq;
+        cg_strlcpy(p->err, err ? err : "", sizeof p->err);
+    }
     if (p) {
+        cg_strlcpy(p->last_name, file, sizeof p->last_name);
+        p->last_caller = caller;
+        if (!(cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.')))
+            p->listed = true;
         size_t n = strlen(p->names);
-        if (!strstr(p->names, file) && n + strlen(file) + 4 < sizeof p->names) {
+        char quoted[200];
+        size_t qn = cg_strlcpy(quoted, "\"", sizeof quoted);
+        qn += cg_strlcpy(quoted + qn, file, sizeof quoted - qn);
+        cg_strlcpy(quoted + qn, "\"", qn < sizeof quoted ? sizeof quoted - qn : 0);
+        if (!strstr(p->names, quoted) && n + strlen(file) + 4 < sizeof p->names) {
             /* names are file names the program chose: keep them JSON-safe */
             char tmp[CG_EV_BUF];
             struct cg_ev q;
@@ -345,6 +379,43 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
             cg_strlcpy(p->names + n, tmp + 1, sizeof p->names - n);
         }
         p->count++;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap)
+{
+    bool found = false;
+    pthread_mutex_lock(&lock);
+    struct probe *p = probe_find(stem);
+    if (p && p->has_seq) {
+        found = true;
+        *seq = p->seq;
+        cg_strlcpy(err, p->err, cap);
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+void cg_libs_unresolved_events(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_PROBES; i++) {
+        struct probe *p = &probes[i];
+        if (!p->count || p->listed)
+            continue;
+        char b[CG_EV_BUF];
+        struct cg_ev e;
+        cg_ev_begin(&e, b, sizeof b, "load_unresolved");
+        cg_ev_str(&e, "stem", p->stem);
+        cg_ev_open(&e, "attempts", '[');
+        cg_ev_raw(&e, NULL, p->names);
+        cg_ev_close(&e, ']');
+        /* the caller may be gone; list the search order without its RUNPATH then */
+        struct cg_obj o;
+        cg_search_candidates(&e, p->last_name, cg_elf_find_obj(p->last_caller, &o) ? p->last_caller : NULL);
+        cg_ev_end(&e);
+        p->listed = true;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -410,13 +481,10 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_end(&e);
 }
 
-/* fork: held across it (shim.c), so no child inherits it locked by a
- * thread it does not have; recursive, so a fork from inside a load is fine.
- * The child's thread has another id than the one that locked it: the child
- * starts with a fresh lock rather than unlocking. */
-void cg_libs_fork_lock(void) { pthread_mutex_lock(&lock); }
-void cg_libs_fork_unlock(void) { pthread_mutex_unlock(&lock); }
-void cg_libs_fork_child(void)
+/* fork(): the child must not inherit the table's lock held by another thread */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void)
 {
     pthread_mutexattr_t a;
     pthread_mutexattr_init(&a);
@@ -424,6 +492,8 @@ void cg_libs_fork_child(void)
     pthread_mutex_init(&lock, &a);
     pthread_mutexattr_destroy(&a);
 }
+
+void cg_libs_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {

@@ -26,6 +26,8 @@ struct cg_lib {
     long long built_for;    /* cuDNN: cudnnGetCudartVersion, -1 unknown */
 };
 
+void cg_libs_init(void); /* at start: fork handlers */
+
 /* loader.c -> libs.c */
 void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name);
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err);
@@ -35,9 +37,10 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
 int cg_libs_unresolved_failures(void);
-void cg_libs_fork_lock(void);   /* pthread_atfork prepare (shim.c) */
-void cg_libs_fork_unlock(void); /* pthread_atfork parent */
-void cg_libs_fork_child(void);  /* pthread_atfork child: a fresh lock */
+/* The last written, still unresolved load failure of a library (stem
+ * "libcuda.so"): the seq of its dlopen event and its error text. */
+bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap);
+void cg_libs_unresolved_events(void); /* at exit: candidates of loads that never succeeded */
 uint64_t cg_libs_repeats(void);
 
 /* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */

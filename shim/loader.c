@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cg.h"
+#include "gpuinfo.h"
 #include "libs.h"
 
 /* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
@@ -34,6 +35,15 @@ static void pending_set(const char *msg)
 {
     cg_strlcpy(pending_err, msg, sizeof pending_err);
     pending = true;
+}
+
+/* gpuinfo.c took a pending error text before a dlopen of its own (NVML):
+ * the program's next dlerror() gets it back. */
+void cg_loader_keep_dlerror(const char *msg);
+void cg_loader_keep_dlerror(const char *msg)
+{
+    if (msg && !pending)
+        pending_set(msg);
 }
 
 CG_EXPORT char *dlerror(void)
@@ -76,8 +86,9 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
             cg_dl.dlerror();
             pending_clear();
         }
-    } else if (traced) {
-        /* Reading the reason consumes it: keep it for the caller's dlerror(). */
+    } else if (traced && !(flags & RTLD_NOLOAD)) {
+        /* (RTLD_NOLOAD asks "is it loaded?": a NULL answer is no failure.)
+         * Reading the reason consumes it: keep it for the caller's dlerror(). */
         const char *err = cg_dl.dlerror();
         pending_set(err ? err : "");
         cg_libs_open_failed(file, flags, caller, err);
@@ -117,12 +128,40 @@ CG_EXPORT int dlclose(void *handle)
 }
 
 /* ---- dlsym / dlvsym */
+/* Hook ids by name: an open-addressing table filled on first use.  dlsym of
+ * a "cu*" name that is not hooked (most of cuDNN's API) costs a hash and
+ * one or two compares. */
+#define NAME_SLOTS 256 /* power of two, well above CG_NHOOKS */
+static _Atomic(short) by_name[NAME_SLOTS]; /* hook id + 1, 0: empty */
+static atomic_bool by_name_ready;
+
+static unsigned name_hash(const char *s)
+{
+    unsigned h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
 static int hook_by_name(const char *name)
 {
-    for (int h = 0; h < CG_NHOOKS; h++)
-        if (strcmp(cg_hooks[h].name, name) == 0)
-            return h;
-    return -1;
+    if (CG_UNLIKELY(!atomic_load_explicit(&by_name_ready, memory_order_acquire))) {
+        /* racing fillers write the same values: harmless */
+        for (int h = 0; h < CG_NHOOKS; h++) {
+            unsigned i = name_hash(cg_hooks[h].name) & (NAME_SLOTS - 1);
+            while (atomic_load(&by_name[i]) && atomic_load(&by_name[i]) != h + 1)
+                i = (i + 1) & (NAME_SLOTS - 1);
+            atomic_store(&by_name[i], (short)(h + 1));
+        }
+        atomic_store_explicit(&by_name_ready, true, memory_order_release);
+    }
+    for (unsigned i = name_hash(name) & (NAME_SLOTS - 1);; i = (i + 1) & (NAME_SLOTS - 1)) {
+        int v = atomic_load_explicit(&by_name[i], memory_order_relaxed);
+        if (!v)
+            return -1;
+        if (strcmp(cg_hooks[v - 1].name, name) == 0)
+            return v - 1;
+    }
 }
 
 int cg_slot_of_soname(const char *soname)
@@ -158,10 +197,10 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
     pending_set(msg);
 }
 
-void *cg_loader_wrap(const char *name, void *real, int caller_family, const char *route)
+void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route)
 {
     int h = hook_by_name(name);
-    if (h < 0 || (int)cg_hooks[h].family == caller_family)
+    if (h < 0 || (int)cg_hooks[h].family == cg_caller_family(caller))
         return real;
     struct cg_obj o;
     if (!cg_elf_find_obj(real, &o) || !o.dyn)
@@ -193,7 +232,10 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     }
     if (!r || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return r;
-    return cg_loader_wrap(name, r, cg_caller_family(caller), "dlsym");
+    void *w = cg_loader_wrap(name, r, caller, "dlsym");
+    if (w != r)
+        cg_gpumem_route_note(w, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
+    return w;
 }
 
 CG_EXPORT void *dlsym(void *handle, const char *name)
@@ -262,27 +304,36 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
 CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, const char *symbol, void **fn, int version,
                                cuuint64_t flags)
 {
+    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags);
-    if (r == CUDA_SUCCESS && fn)
+    if (r == CUDA_SUCCESS && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
 CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, const char *symbol, void **fn, int version,
                                   cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
+    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags, status);
-    if (r == CUDA_SUCCESS && fn)
+    if (r == CUDA_SUCCESS && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress_v2");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
 cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, const char *symbol, void **fn,
                                          unsigned long long flags, cudaDriverEntryPointQueryResult *status)
 {
+    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, flags, status);
-    if (r == cudaSuccess && fn)
+    if (r == cudaSuccess && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPoint");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }
 
@@ -290,8 +341,11 @@ cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointBy
                                                   void **fn, unsigned int version, unsigned long long flags,
                                                   cudaDriverEntryPointQueryResult *status)
 {
+    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, version, flags, status);
-    if (r == cudaSuccess && fn)
+    if (r == cudaSuccess && fn) {
         *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPointByVersion");
+        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+    }
     return r;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "gpuinfo.h"
 #include "libs.h"
 
 extern char **environ;
@@ -177,14 +178,8 @@ static void lazy_open(void)
         start_event(parent);
 }
 
-/* Around fork: the library table's lock is taken, so that a child never
- * inherits it held by a thread that does not exist there. */
-static void before_fork(void) { cg_libs_fork_lock(); }
-static void after_fork_parent(void) { cg_libs_fork_unlock(); }
-
 static void after_fork_child(void)
 {
-    cg_libs_fork_child();
     cg_objsnap_after_fork();
     if (!atomic_load(&cg.traced))
         return;
@@ -232,10 +227,11 @@ void cg_shim_init(void)
         errno = saved;
         return;
     }
+    cg_libs_init();
     atomic_store(&cg.traced, true);
     cg_crash_install();
     start_event(0);
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    pthread_atfork(NULL, NULL, after_fork_child);
     cg_loader_scan("(startup)");
     errno = saved;
 }
@@ -279,6 +275,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_loader_scan("(exit)");
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
+    cg_libs_unresolved_events();
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
@@ -305,6 +302,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_close(&e, '}');
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
+    cg_gpumem_exit(&e);
     cg_ev_end(&e);
     if (nlib == 0 && !is_forked_child && parent_traced()) {
         /* A program the traced program ran (ptxas, a shell) that never

@@ -134,9 +134,10 @@ void cg_versions_verdicts(const char *when)
     if (!said_copies) {
         for (int i = 0; i < c.ndisp && !said_copies; i++)
             for (int j = i + 1; j < c.ndisp && !said_copies; j++)
-                if (c.dispatcher[i]->ino != c.dispatcher[j]->ino) {
+                if (strcmp(c.dispatcher[i]->soname, c.dispatcher[j]->soname) == 0 &&
+                    c.dispatcher[i]->ino != c.dispatcher[j]->ino) {
                     said_copies = true;
-                    verdict("cudnn_multiple_copies", "two different libcudnn files are mapped in this process",
+                    verdict("cudnn_multiple_copies", "two different files of one libcudnn soname are mapped in this process",
                             "path_a", c.dispatcher[i]->path, "path_b", c.dispatcher[j]->path, when);
                 }
         for (int i = 0; i < c.nsub && !said_copies; i++)

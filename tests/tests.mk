@@ -8,7 +8,9 @@
 #
 # Own flags: the doubles need no CUDA toolkit, only shim/cudefs.h.
 CGT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC -Ishim
-CGT_SO     := $(CGT_CFLAGS) -shared -fvisibility=hidden
+# -Bsymbolic-functions: a double's calls to its own exported functions stay
+# inside it (as in NVIDIA's builds), so a preloaded shim sees no nested calls
+CGT_SO     := $(CGT_CFLAGS) -shared -fvisibility=hidden -Wl,-Bsymbolic-functions
 CGT_D      := $(BUILD)/doubles
 CGT_C      := $(BUILD)/clients
 CGT_TD     := tests/doubles
@@ -51,7 +53,7 @@ $(CGT_D)/maps/%.map:
 # ---- the driver: unversioned, like the real libcuda.so.1
 $(CGT_D)/cuda/libcuda.so.1: $(CGT_TD)/libcuda_double.c $(CGT_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CGT_SO) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -o $@ $< -lpthread
+	$(CC) $(CGT_SO) -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
 
 # ---- the runtime: no DT_NEEDED on libcuda (it dlopen()s it)
 $(CGT_D)/cudart/libcudart.so.13: $(CGT_TD)/libcudart_double.c $(CGT_HDR) $(CGT_D)/maps/libcudart.so.13.map
@@ -98,9 +100,8 @@ $(CGT_D)/cudnn8-broken/%.so.8: $(CGT_D)/cudnn8/%.so.8
 	@mkdir -p $(@D)
 	cp $< $@
 
-# ---- clients.  Main programs link -ldl -lpthread (--no-as-needed) so that
-# those stubs are mapped with or without a preloaded shim that needs them.
-CGT_MAIN := -Wl,--no-as-needed -ldl -lpthread
+# ---- clients (glibc >= 2.34: -ldl/-lpthread add nothing; older: needed)
+CGT_MAIN := -ldl -lpthread
 CGT_CLIENT_HDR := $(CGT_TC)/common.h $(CGT_HDR)
 
 $(CGT_C)/%: $(CGT_TC)/%.c $(CGT_CLIENT_HDR)

@@ -136,10 +136,11 @@ static UNUSED void ref_bwd_filter(const float *x, const float *dy, float *dw)
 
 static UNUSED const char *same(const float *a, const float *b, int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         float d = a[i] - b[i], m = b[i] < 0 ? -b[i] : b[i];
         if (d > 1e-4f * (1.0f + m) || -d > 1e-4f * (1.0f + m))
             return "mismatch";
+    }
     return "ok";
 }
 

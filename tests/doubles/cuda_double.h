@@ -10,23 +10,51 @@
 
 #include "cudefs.h"
 
-/* Not in cudefs.h (cuda.h, CUDA 13.0). */
+/* Not in cudefs.h (cuda.h, CUDA 13.0); guarded, cudefs.h may gain them. */
+#ifndef CUDA_ERROR_INVALID_DEVICE
 #define CUDA_ERROR_INVALID_DEVICE 101
+#endif
+#ifndef CU_GET_PROC_ADDRESS_DEFAULT
 #define CU_GET_PROC_ADDRESS_DEFAULT 0
+#endif
+#ifndef CU_GET_PROC_ADDRESS_LEGACY_STREAM
 #define CU_GET_PROC_ADDRESS_LEGACY_STREAM 1
+#endif
+#ifndef CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 #define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM 2
+#endif
+#ifndef CU_GET_PROC_ADDRESS_SUCCESS
 #define CU_GET_PROC_ADDRESS_SUCCESS 0
+#endif
+#ifndef CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
 #define CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND 1
+#endif
+#ifndef CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
 #define CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT 2
+#endif
+#ifndef CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#endif
 
-/* Not in cudefs.h (driver_types.h, CUDA 13.0). */
+/* Not in cudefs.h (driver_types.h, CUDA 13.0); guarded likewise. */
+#ifndef cudaErrorInvalidValue
 #define cudaErrorInvalidValue 1
+#endif
+#ifndef cudaErrorInvalidDevice
 #define cudaErrorInvalidDevice 101
+#endif
+#ifndef cudaEnableDefault
 #define cudaEnableDefault 0
+#endif
+#ifndef cudaDriverEntryPointSuccess
 #define cudaDriverEntryPointSuccess 0
+#endif
+#ifndef cudaDriverEntryPointSymbolNotFound
 #define cudaDriverEntryPointSymbolNotFound 1
+#endif
+#ifndef cudaDriverEntryPointVersionNotSufficent
 #define cudaDriverEntryPointVersionNotSufficent 2 /* sic, as in the real header */
+#endif
 
 /* ---- driver: libcuda.so.1, unversioned symbols */
 CUresult cuInit(unsigned int flags);

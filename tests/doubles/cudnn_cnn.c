@@ -117,10 +117,12 @@ static cudnnStatus_t geometry(const struct cudnnTensorStruct *x, const struct cu
     if (x->c != w->c)
         return BAD("xDesc C (%d) != wDesc C (%d)", x->c, w->c);
     *g = (struct geo){ x->n, x->c, x->h, x->w, w->k, w->r, w->s, 0, 0, cv };
-    g->p = (x->h + 2 * cv->ph - ((w->r - 1) * cv->dh + 1)) / cv->u + 1;
-    g->q = (x->w + 2 * cv->pw - ((w->s - 1) * cv->dw + 1)) / cv->v + 1;
-    if (g->p <= 0 || g->q <= 0)
+    g->p = x->h + 2 * cv->ph - ((w->r - 1) * cv->dh + 1); /* negative: C division would round to 0 */
+    g->q = x->w + 2 * cv->pw - ((w->s - 1) * cv->dw + 1);
+    if (g->p < 0 || g->q < 0)
         return BAD("filter larger than padded input");
+    g->p = g->p / cv->u + 1;
+    g->q = g->q / cv->v + 1;
     if (y && (y->n != g->n || y->c != g->k || y->h != g->p || y->w != g->q))
         return BAD("yDesc is %dx%dx%dx%d, expected %dx%dx%dx%d", y->n, y->c, y->h, y->w, g->n, g->k, g->p, g->q);
     return CUDNN_STATUS_SUCCESS;

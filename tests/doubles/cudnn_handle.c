@@ -9,13 +9,18 @@
  *    "cudaGetDeviceCount(&count) != cudaSuccess" (cuDNN links cudart
  *    statically; that is the call that fails first), and leaves no pending
  *    dlerror() behind;
- *  - driver functions come through cuGetProcAddress_v2 (version 13000), and
- *    the primary context is made current on the calling thread first, as the
- *    static cudart would;
+ *  - like the static cudart inside it (seen with gdb): dlsym(cuDriverGetVersion),
+ *    dlsym(cuGetProcAddress_v2), then every other driver function through
+ *    the latter, by base name at its introduction version ("cuMemAlloc",
+ *    3020); a driver older than its cudart (13.0; 12.2 for the cuDNN 8
+ *    double) fails like no driver; the primary context is made current on
+ *    the calling thread before any allocation;
  *  - cudnnGetLastErrorString gives the calling thread's last failure reason
  *    and then CLEARS it (a second call gives ""); success does not clear it.
  * Handle scratch: CGTEST_CUDNN_HANDLE_MB (default 8) from the driver;
- * failure -> INTERNAL_ERROR, "cudnnCreate: could not allocate handle workspace". */
+ * failure -> INTERNAL_ERROR, "cudnnCreate: could not allocate handle workspace".
+ * CGTEST_CUDNN_CREATE_STATUS=N: cudnnCreate returns N at once (before the
+ * driver is touched), reason "injected by CGTEST_CUDNN_CREATE_STATUS". */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -60,25 +65,28 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static int drv_ok;
 
 static int get(CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *),
-               const char *name, void *slot)
+               const char *name, int since, void *slot)
 {
-    return gpa(name, (void **)slot, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_SUCCESS;
+    return gpa(name, (void **)slot, since, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_SUCCESS;
 }
 
 static void drv_load(void)
 {
     CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
-    CUresult (*init)(unsigned int) = NULL;
+    CUresult (*init)(unsigned int) = NULL, (*version)(int *);
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    int v = 0;
 
     if (!h) {
         (void)dlerror(); /* the real one leaves none pending */
         return;
     }
+    version = (__typeof__(version))dlsym(h, "cuDriverGetVersion");
     gpa = (__typeof__(gpa))dlsym(h, "cuGetProcAddress_v2");
-    if (!gpa || !get(gpa, "cuInit", &init) || !get(gpa, "cuMemAlloc", &drv.alloc) ||
-        !get(gpa, "cuMemFree", &drv.free) || !get(gpa, "cuDevicePrimaryCtxRetain", &drv.retain) ||
-        !get(gpa, "cuCtxSetCurrent", &drv.set_cur) || !get(gpa, "cuCtxGetCurrent", &drv.get_cur))
+    if (!version || version(&v) || v < CGTEST_CUDART_VERSION || !gpa || !get(gpa, "cuInit", 2000, &init) ||
+        !get(gpa, "cuDevicePrimaryCtxRetain", 7000, &drv.retain) || !get(gpa, "cuCtxSetCurrent", 4000, &drv.set_cur) ||
+        !get(gpa, "cuCtxGetCurrent", 4000, &drv.get_cur) || !get(gpa, "cuMemAlloc", 3020, &drv.alloc) ||
+        !get(gpa, "cuMemFree", 3020, &drv.free))
         return;
     drv_ok = init(0) == CUDA_SUCCESS;
 }
@@ -172,6 +180,10 @@ API cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
 
     if (!handle)
         return cgtestCudnnFail(ST_BAD_PARAM, "handle == nullptr");
+    /* Added for convguard's resource tests: a failure that is not an allocation's. */
+    if (cgtestCudnnEnvNum("CGTEST_CUDNN_CREATE_STATUS", 0))
+        return cgtestCudnnFail((cudnnStatus_t)cgtestCudnnEnvNum("CGTEST_CUDNN_CREATE_STATUS", 0),
+                               "injected by CGTEST_CUDNN_CREATE_STATUS");
     if (!drv_ready())
         return cgtestCudnnFail(ST_NOT_INITIALIZED, "cudaGetDeviceCount(&count) != cudaSuccess");
     if (!(c = calloc(1, sizeof *c)))

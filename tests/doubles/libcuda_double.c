@@ -20,9 +20,10 @@
  *                            process; the three are read at every call.
  *   CGTEST_DRIVER_VERSION    what cuDriverGetVersion says (default 13000).
  *
- * Linked with -Bsymbolic-functions: the addresses in the cuGetProcAddress
- * table are this library's own, the same that dlsym(handle, name) returns,
- * even when a preloaded library defines the same names. */
+ * Linked with -Bsymbolic-functions (as all the doubles): the addresses in
+ * the cuGetProcAddress table are this library's own, the same that
+ * dlsym(handle, name) returns, and calls between its own functions never
+ * go through a PLT, even when a preloaded library defines the same names. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,17 +53,16 @@ struct CUctx_st { int dev; int refs; };
 static struct CUctx_st primary;
 static __thread CUcontext current; /* per thread, as in the real driver */
 
-#define NEED_INIT() do { if (state != READY) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define NEED_INIT() do { if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 #define NEED_CTX() do { NEED_INIT(); if (!current) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
 
 API CUresult cuInit(unsigned int flags)
 {
     if (flags)
         return CUDA_ERROR_INVALID_VALUE;
-    if (state == READY)
-        return CUDA_SUCCESS;
-    state = env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY;
-    return state == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY)
+        __atomic_store_n(&state, env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY, __ATOMIC_RELEASE);
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
 /* The real driver answers this without cuInit. */

@@ -4,8 +4,11 @@
  * What it copies from the real libcudart.so.13 (checked on a GPU-less host):
  *  - soname libcudart.so.13, every symbol in version node libcudart.so.13;
  *  - no DT_NEEDED on libcuda: at first use it dlopen()s "libcuda.so.1" by
- *    bare name (RTLD_NOW), once, and gets every driver function through
- *    cuGetProcAddress_v2 (the "driver entry point" route), never by dlsym;
+ *    bare name (RTLD_NOW), once, dlsym()s cuGetProcAddress_v2 and gets every
+ *    other driver function through it (the "driver entry point" route), by
+ *    base name at the CUDA version that introduced it ("cuMemAlloc", 3020),
+ *    flags 0, as the real one does (seen with gdb: it asks for ~450);
+ *  - a needed entry point missing: cudaErrorCallRequiresNewerDriver (36);
  *  - no driver: every call returns cudaErrorInsufficientDriver (35) and
  *    leaves its out-parameters alone, except cudaRuntimeGetVersion (13000)
  *    and cudaDriverGetVersion (0, cudaSuccess).  The dlopen error is left
@@ -42,9 +45,11 @@ static struct {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static cudaError_t init_err; /* sticky, as the real runtime's */
 
-static int get(const char *name, void *slot)
+#define cudaErrorCallRequiresNewerDriver 36 /* not in cudefs.h; driver_types.h */
+
+static int get(const char *name, int since, void *slot)
 {
-    return drv.gpa(name, (void **)slot, RT_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_SUCCESS;
+    return drv.gpa(name, (void **)slot, since, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_SUCCESS;
 }
 
 static void load(void)
@@ -57,19 +62,18 @@ static void load(void)
         init_err = cudaErrorInsufficientDriver;
         return;
     }
-    /* cuDriverGetVersion first, at the driver's own version, so that
-     * cudaDriverGetVersion works even when the driver is too old. */
-    drv.gpa("cuDriverGetVersion", (void **)&drv.drv_version, 2020, 0, NULL);
-    if (!drv.drv_version || drv.drv_version(&v) || v < RT_VERSION) {
+    /* the version first: a driver older than the runtime is 35 even though
+     * it also lacks newer entry points (cudaDriverGetVersion still works) */
+    if (!get("cuDriverGetVersion", 2020, &drv.drv_version) || drv.drv_version(&v) || v < RT_VERSION) {
         init_err = cudaErrorInsufficientDriver;
         return;
     }
-    if (!get("cuInit", &drv.init) || !get("cuDeviceGetCount", &drv.dev_count) ||
-        !get("cuDevicePrimaryCtxRetain", &drv.retain) || !get("cuCtxSetCurrent", &drv.set_cur) ||
-        !get("cuCtxGetCurrent", &drv.get_cur) || !get("cuMemAlloc", &drv.alloc) ||
-        !get("cuMemFree", &drv.free) || !get("cuMemAllocAsync", &drv.alloc_async) ||
-        !get("cuMemFreeAsync", &drv.free_async) || !get("cuMemGetInfo", &drv.mem_info)) {
-        init_err = cudaErrorInsufficientDriver;
+    if (!get("cuInit", 2000, &drv.init) || !get("cuDeviceGetCount", 2000, &drv.dev_count) ||
+        !get("cuDevicePrimaryCtxRetain", 7000, &drv.retain) || !get("cuCtxSetCurrent", 4000, &drv.set_cur) ||
+        !get("cuCtxGetCurrent", 4000, &drv.get_cur) || !get("cuMemGetInfo", 3020, &drv.mem_info) ||
+        !get("cuMemAlloc", 3020, &drv.alloc) || !get("cuMemFree", 3020, &drv.free) ||
+        !get("cuMemAllocAsync", 11020, &drv.alloc_async) || !get("cuMemFreeAsync", 11020, &drv.free_async)) {
+        init_err = cudaErrorCallRequiresNewerDriver;
         return;
     }
     r = drv.init(0);
@@ -209,9 +213,8 @@ API cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 }
 
 /* Documented: a symbol the driver lacks is cudaSuccess with *fn = NULL. */
-API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
-                                                 unsigned long long flags,
-                                                 cudaDriverEntryPointQueryResult *status)
+static cudaError_t entry_point(const char *symbol, void **fn, unsigned int version, unsigned long long flags,
+                               cudaDriverEntryPointQueryResult *status)
 {
     CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     cudaError_t e = lazy_init();
@@ -231,11 +234,18 @@ API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, 
     return cudaSuccess;
 }
 
+API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
+                                                 unsigned long long flags,
+                                                 cudaDriverEntryPointQueryResult *status)
+{
+    return entry_point(symbol, fn, version, flags, status);
+}
+
 /* Deprecated form: the runtime's own version is the one asked for. */
 API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long long flags,
                                         cudaDriverEntryPointQueryResult *status)
 {
-    return cudaGetDriverEntryPointByVersion(symbol, fn, RT_VERSION, flags, status);
+    return entry_point(symbol, fn, RT_VERSION, flags, status);
 }
 
 static const struct { cudaError_t e; const char *name, *str; } errs[] = {
@@ -245,6 +255,8 @@ static const struct { cudaError_t e; const char *name, *str; } errs[] = {
     { cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error" },
     { cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
       "CUDA driver version is insufficient for CUDA runtime version" },
+    { cudaErrorCallRequiresNewerDriver, "cudaErrorCallRequiresNewerDriver",
+      "API call is not supported in the installed CUDA driver" },
     { cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected" },
     { cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal" },
     { cudaErrorUnknown, "cudaErrorUnknown", "unknown error" },

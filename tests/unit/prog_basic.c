@@ -3,7 +3,10 @@
  *   prog_basic fork            fork; the child prints "child", the parent waits
  *   prog_basic exec            exec itself as "prog_basic echo after-exec"
  *   prog_basic status N        exit with status N
- *   prog_basic errno           check errno survives a dlopen failure through the shim */
+ *   prog_basic errno           check errno survives a dlopen failure through the shim
+ *   prog_basic load STEP...    steps in order: a path or name to dlopen (RTLD_NOW|RTLD_LOCAL),
+ *                              call:NAME (call size_t NAME(void) from the last library loaded),
+ *                              mv:FROM:TO (rename a file while the libraries stay mapped) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -47,6 +50,28 @@ int main(int argc, char **argv)
         printf("h=%s errno_kept=%s msg=%s\n", h ? "yes" : "no", e == 1234 ? "yes" : "no", msg ? msg : "(null)");
         msg = dlerror();
         printf("again=%s\n", msg ? msg : "(null)");
+        return 0;
+    }
+    if (strcmp(argv[1], "load") == 0) {
+        void *last = NULL;
+        for (int i = 2; i < argc; i++) {
+            if (strncmp(argv[i], "call:", 5) == 0) {
+                size_t (*fn)(void) = last ? (size_t(*)(void))dlsym(last, argv[i] + 5) : NULL;
+                printf("%s = %zu\n", argv[i] + 5, fn ? fn() : (size_t)0);
+            } else if (strncmp(argv[i], "mv:", 3) == 0) {
+                char from[1024];
+                const char *colon = strchr(argv[i] + 3, ':');
+                if (!colon || (size_t)(colon - argv[i] - 3) >= sizeof from)
+                    return 2;
+                memcpy(from, argv[i] + 3, (size_t)(colon - argv[i] - 3));
+                from[colon - argv[i] - 3] = 0;
+                printf("rename %s\n", rename(from, colon + 1) == 0 ? "ok" : "failed");
+            } else {
+                last = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+                const char *e = last ? NULL : dlerror();
+                printf("dlopen %s: %s\n", argv[i], last ? "ok" : e);
+            }
+        }
         return 0;
     }
     return 2;

@@ -18,7 +18,10 @@ $(BUILD)/unit/check_cudefs: tests/unit/check_cudefs.c tests/unit/cudefs_ours.c t
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -w -I$(CUDA_INC) -c tests/unit/cudefs_real.c -o $(BUILD)/unit/cudefs_real.o
 	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/check_cudefs.c $(BUILD)/unit/cudefs_ours.o $(BUILD)/unit/cudefs_real.o
 
-UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic
+$(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback.o $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $^
+
+UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
 UNIT_PROGS += $(BUILD)/unit/check_cudefs
 endif

@@ -1,0 +1,11 @@
+# bench/bench.mk - benchmarks (not tests): `make bench` prints numbers.
+$(BUILD)/bench:
+	mkdir -p $@
+$(BUILD)/bench/hotpath: bench/hotpath.c doubles | $(BUILD)/bench
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Ishim -Itests/doubles -o $@ bench/hotpath.c \
+	  -L$(BUILD)/doubles/cudnn9 -L$(BUILD)/doubles/cudart -L$(BUILD)/doubles/cuda \
+	  -Wl,--disable-new-dtags,-rpath,$(abspath $(BUILD))/doubles/cudnn9:$(abspath $(BUILD))/doubles/cudart:$(abspath $(BUILD))/doubles/cuda \
+	  -l:libcudnn.so.9 -l:libcudnn_cnn.so.9 -l:libcudart.so.13 -l:libcuda.so.1 -ldl
+.PHONY: bench
+bench: all $(BUILD)/bench/hotpath
+	bench/run.sh

@@ -1,0 +1,58 @@
+/* cudnn_desc.h - reading cuDNN's own state on cuDNN's failure paths
+ * (cudnn_desc.c): its functions in the sub-library that implements them, the
+ * legacy descriptors decoded with cuDNN's getters, cuDNN 9's last error
+ * string (taken and handed back), and the names of its enums. */
+#ifndef CONVGUARD_CUDNN_DESC_H
+#define CONVGUARD_CUDNN_DESC_H
+
+#include "cg.h"
+
+/* cuDNN's functions the shim calls itself, from the sub-library of the
+ * slot's cuDNN that implements them (never the dispatcher, whose first call
+ * of a function dlopen()s: that would write events and touch dlerror()).
+ * NULL where no loaded sub-library has it. */
+struct cg_cudnn_fns {
+    cudnnStatus_t (*tensor)(cudnnTensorDescriptor_t, int, cudnnDataType_t *, int *, int *, int *);
+    cudnnStatus_t (*filter)(cudnnFilterDescriptor_t, int, cudnnDataType_t *, cudnnTensorFormat_t *, int *, int *);
+    cudnnStatus_t (*conv)(cudnnConvolutionDescriptor_t, int, int *, int *, int *, int *, cudnnConvolutionMode_t *,
+                          cudnnDataType_t *);
+    cudnnStatus_t (*groups)(cudnnConvolutionDescriptor_t, int *);
+    cudnnStatus_t (*math)(cudnnConvolutionDescriptor_t, cudnnMathType_t *);
+    void (*last_error)(char *, size_t); /* cuDNN 9 only */
+};
+/* `real` is the wrapped function: its library tells which copy to search. */
+void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out);
+/* The slot a real cuDNN function pointer belongs to. */
+int cg_cudnn_slot_of(int hook, const void *real);
+
+/* cuDNN 9 clears its last error string when it is read.  take: reads it into
+ * out and keeps it for the program, whose next cudnnGetLastErrorString call
+ * gets the same text (cg_w_cudnnGetLastErrorString).  drop: reads and
+ * forgets what the shim's own calls since take may have left. */
+void cg_cudnn_reason_take(const struct cg_cudnn_fns *f, char *out, size_t cap);
+void cg_cudnn_reason_drop(const struct cg_cudnn_fns *f);
+
+#define CG_MAX_DIMS 8
+struct cg_tensor {
+    bool ok;
+    int nb, dims[CG_MAX_DIMS], strides[CG_MAX_DIMS];
+    int dtype;
+    int format; /* filters: cuDNN's format; tensors: -1 (derived from strides) */
+};
+struct cg_conv {
+    bool ok;
+    int n, pad[CG_MAX_DIMS], stride[CG_MAX_DIMS], dilation[CG_MAX_DIMS];
+    int mode, compute_type;
+    int groups, math; /* -1: unknown */
+};
+void cg_cudnn_tensor(const struct cg_cudnn_fns *f, cudnnTensorDescriptor_t d, struct cg_tensor *t);
+void cg_cudnn_filter(const struct cg_cudnn_fns *f, cudnnFilterDescriptor_t d, struct cg_tensor *t);
+void cg_cudnn_conv(const struct cg_cudnn_fns *f, cudnnConvolutionDescriptor_t d, struct cg_conv *c);
+/* {"dims":[..],"dtype":"float","layout":"NCHW"} or null */
+void cg_ev_tensor(struct cg_ev *e, const char *key, const struct cg_tensor *t);
+void cg_ev_conv(struct cg_ev *e, const char *key, const struct cg_conv *c);
+
+enum cg_conv_op { CG_OP_FWD, CG_OP_BWD_DATA, CG_OP_BWD_FILTER };
+const char *cg_cudnn_algo_name(int op, int algo);
+const char *cg_cudnn_math_name(int math);
+#endif

@@ -1,0 +1,177 @@
+/* client_memroutes.c - GPU memory on each of the three routes (test client
+ * of convguard's resource layer, tests/preload/t_resource_mem.sh).
+ *
+ *   client_memroutes plt     cudaMalloc / cudaFree / cudaMallocAsync through
+ *                            the PLT (linked against libcudart.so.13), whose
+ *                            cuMemAlloc_v2 inside cudart is itself wrapped
+ *   client_memroutes dlsym   cuMemAlloc_v2 / cuMemFree_v2 / cuMemCreate /
+ *                            cuMemRelease from dlsym on libcuda.so.1
+ *   client_memroutes entry   the same functions from cuGetProcAddress_v2
+ *                            (itself from dlsym), as cudart and cuDNN get them
+ *   client_memroutes churn   60000 cuMemAlloc_v2/cuMemFree_v2 (dlsym), 4096
+ *                            alive at a time; prints the bytes left allocated
+ * Each mode: a few allocations that work, one of 2 GiB that fails (the
+ * doubles' GPU has 1 GiB), frees, and leaves 1 MiB allocated at exit.  It
+ * prints every status and what happened to every out-parameter (set /
+ * untouched, never an address), so runs with and without the shim diff
+ * equal. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "cuda_double.h"
+
+#define MIB ((size_t)1 << 20)
+static const char *dlerr(void)
+{
+    const char *e = dlerror();
+    return e ? e : "(null)";
+}
+
+#define BIG ((size_t)2 << 30)
+#define SENTINEL 0x5e5e5e5eull
+
+static const char *dptr(CUdeviceptr p) { return p == SENTINEL ? "untouched" : p ? "set" : "zero"; }
+
+static int plt(void)
+{
+    void *p = (void *)(uintptr_t)SENTINEL, *keep = (void *)(uintptr_t)SENTINEL, *q = (void *)(uintptr_t)SENTINEL;
+    cudaError_t e = cudaMalloc(&p, 4 * MIB);
+    printf("cudaMalloc(4 MiB) = %d %s ptr %s\n", e, cudaGetErrorName(e), dptr((uintptr_t)p));
+    e = cudaMalloc(&keep, MIB);
+    printf("cudaMalloc(1 MiB) = %d %s ptr %s\n", e, cudaGetErrorName(e), dptr((uintptr_t)keep));
+    e = cudaMalloc(&q, BIG);
+    printf("cudaMalloc(2 GiB) = %d %s ptr %s\n", e, cudaGetErrorName(e), dptr((uintptr_t)q));
+    e = cudaFree(p);
+    printf("cudaFree = %d\n", e);
+    q = (void *)(uintptr_t)SENTINEL;
+    e = cudaMallocAsync(&q, BIG, NULL);
+    printf("cudaMallocAsync(2 GiB) = %d %s ptr %s\n", e, cudaGetErrorName(e), dptr((uintptr_t)q));
+    q = (void *)(uintptr_t)SENTINEL;
+    e = cudaMallocAsync(&q, 2 * MIB, NULL);
+    printf("cudaMallocAsync(2 MiB) = %d ptr %s\n", e, dptr((uintptr_t)q));
+    e = cudaFreeAsync(q, NULL);
+    printf("cudaFreeAsync = %d\n", e);
+    e = cudaFree(NULL);
+    printf("cudaFree(NULL) = %d\n", e);
+    size_t fr = SENTINEL, tot = SENTINEL;
+    e = cudaMemGetInfo(&fr, &tot);
+    printf("cudaMemGetInfo = %d free %zu total %zu\n", e, fr, tot);
+    return 0;
+}
+
+struct drv {
+    CUresult (*init)(unsigned);
+    CUresult (*retain)(CUcontext *, CUdevice);
+    CUresult (*set_cur)(CUcontext);
+    CUresult (*alloc)(CUdeviceptr *, size_t);
+    CUresult (*free)(CUdeviceptr);
+    CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const struct CUmemAllocationProp_st *,
+                       unsigned long long);
+    CUresult (*release)(CUmemGenericAllocationHandle);
+    CUresult (*info)(size_t *, size_t *);
+};
+
+static int driver(struct drv *d)
+{
+    CUcontext c = NULL;
+    CUresult r = d->init(0);
+    printf("cuInit = %d\n", r);
+    r = d->retain(&c, 0);
+    printf("cuDevicePrimaryCtxRetain = %d ctx %s\n", r, c ? "set" : "null");
+    r = d->set_cur(c);
+    printf("cuCtxSetCurrent = %d\n", r);
+    CUdeviceptr p = SENTINEL, keep = SENTINEL, q = SENTINEL;
+    r = d->alloc(&p, 4 * MIB);
+    printf("cuMemAlloc_v2(4 MiB) = %d ptr %s\n", r, dptr(p));
+    r = d->alloc(&keep, MIB);
+    printf("cuMemAlloc_v2(1 MiB) = %d ptr %s\n", r, dptr(keep));
+    r = d->alloc(&q, BIG);
+    printf("cuMemAlloc_v2(2 GiB) = %d ptr %s\n", r, dptr(q));
+    r = d->free(p);
+    printf("cuMemFree_v2 = %d\n", r);
+    unsigned char prop[64] = {0}; /* only passed through: the double checks it is non-null */
+    CUmemGenericAllocationHandle h = SENTINEL;
+    r = d->create(&h, BIG, (const struct CUmemAllocationProp_st *)prop, 0);
+    printf("cuMemCreate(2 GiB) = %d handle %s\n", r, dptr(h));
+    h = SENTINEL;
+    r = d->create(&h, 2 * MIB, (const struct CUmemAllocationProp_st *)prop, 0);
+    printf("cuMemCreate(2 MiB) = %d handle %s\n", r, dptr(h));
+    r = d->release(h);
+    printf("cuMemRelease = %d\n", r);
+    r = d->free((CUdeviceptr)SENTINEL);
+    printf("cuMemFree_v2(never allocated) = %d\n", r);
+    size_t fr = SENTINEL, tot = SENTINEL;
+    r = d->info(&fr, &tot);
+    printf("cuMemGetInfo_v2 = %d free %zu total %zu\n", r, fr, tot);
+    return 0;
+}
+
+/* Many allocations, 4096 alive at a time: the shim's pointer table must
+ * neither fill up nor drift.  Prints the bytes still allocated at the end. */
+static int churn(struct drv *d)
+{
+    static CUdeviceptr ring[4096];
+    static size_t sizes[4096];
+    CUcontext c = NULL;
+    d->init(0);
+    d->retain(&c, 0);
+    d->set_cur(c);
+    int bad = 0;
+    for (unsigned i = 0; i < 60000; i++) {
+        unsigned k = (i * 2654435761u) % 4096;
+        if (ring[k] && d->free(ring[k]))
+            bad++;
+        sizes[k] = (size_t)(i % 7 + 1) * 4096;
+        if (d->alloc(&ring[k], sizes[k]))
+            bad++, ring[k] = 0;
+    }
+    size_t left = 0, blocks = 0;
+    for (unsigned k = 0; k < 4096; k++) {
+        if (ring[k] && k % 2 && d->free(ring[k]) == 0)
+            ring[k] = 0;
+        if (ring[k])
+            left += sizes[k], blocks++;
+    }
+    printf("churn: %d failures, %zu blocks of %zu bytes still allocated\n", bad, blocks, left);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "plt"))
+        return plt();
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    printf("dlopen(libcuda.so.1) = %s\n", lib ? "ok" : dlerr());
+    if (!lib)
+        return 1;
+    struct drv d;
+    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn")) {
+        *(void **)&d.init = dlsym(lib, "cuInit");
+        *(void **)&d.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
+        *(void **)&d.set_cur = dlsym(lib, "cuCtxSetCurrent");
+        *(void **)&d.alloc = dlsym(lib, "cuMemAlloc_v2");
+        *(void **)&d.free = dlsym(lib, "cuMemFree_v2");
+        *(void **)&d.create = dlsym(lib, "cuMemCreate");
+        *(void **)&d.release = dlsym(lib, "cuMemRelease");
+        *(void **)&d.info = dlsym(lib, "cuMemGetInfo_v2");
+    } else if (!strcmp(mode, "entry")) {
+        CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+        *(void **)&gpa = dlsym(lib, "cuGetProcAddress_v2");
+        static const char *const names[] = {"cuInit", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuMemAlloc",
+                                            "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemGetInfo"};
+        void **slots[] = {(void **)&d.init, (void **)&d.retain, (void **)&d.set_cur, (void **)&d.alloc,
+                          (void **)&d.free, (void **)&d.create, (void **)&d.release, (void **)&d.info};
+        for (int i = 0; i < 8; i++) {
+            CUdriverProcAddressQueryResult st = -1;
+            CUresult r = gpa(names[i], slots[i], 13000, 0, &st);
+            printf("cuGetProcAddress_v2(%s) = %d status %d\n", names[i], r, st);
+        }
+    } else {
+        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn\n");
+        return 2;
+    }
+    return !strcmp(mode, "churn") ? churn(&d) : driver(&d);
+}

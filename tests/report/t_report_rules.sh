@@ -1,0 +1,78 @@
+# t_report_rules.sh - every rule of tools/rules.def has a trace in traces/
+# (<rule>.jsonl, variants <rule>.<what>.jsonl); `convguard report` names that
+# rule first, prints its cause and fix, and exits 1.  Healthy traces exit 0.
+source "$(dirname "$0")/../lib.sh"
+CG=$ROOT/build/convguard
+T=$ROOT/tests/report/traces
+norm() { tr -s ' \n' '  '; }
+
+# one concrete thing each report must say (the PID, the variable, the command)
+declare -A SAYS=(
+    [handle_no_driver]="libcuda.so.1 could not be loaded"
+    [handle_no_driver.handle_event]="no NVIDIA driver"
+    [no_driver]="nvidia-smi"
+    [gpu_hidden]='CUDA_VISIBLE_DEVICES="-1" hides every GPU'
+    [gpu_hidden.empty]='CUDA_VISIBLE_DEVICES="" hides every GPU'
+    [no_gpu_device]="nvidia-smi -L"
+    [driver_older_than_runtime]="one for CUDA 13.0 or newer"
+    [load_cudart_failed]="found instead: /usr/local/cuda/lib64/libcudart.so.13"
+    [load_cudnn_failed]="nvidia-cudnn-cu12"
+    [load_cudnn_sublib_failed]="make libnvrtc.so.11.2 loadable"
+    [load_cudnn_sublib_failed.graph9]="its part libcudnn_graph.so.9 is in no folder"
+    [load_cuda_lib_failed]="libcublasLt.so.13"
+    [cudnn_sublib_mismatch]="take /usr/lib/x86_64-linux-gnu out of LD_LIBRARY_PATH"
+    [cudnn_cuda_major_mismatch]="pip install nvidia-cudnn-cu13"
+    [cudnn_multiple_copies]="/usr/lib/x86_64-linux-gnu/libcudnn.so.9 are both mapped"
+    [lib_replaced_on_disk]="restart the process"
+    [handle_memory_held]="kill 4242"
+    [handle_out_of_memory]="only 180 MiB of 140.0 GiB"
+    [handle_failed]="cublasLtCreate failed"
+    [conv_workspace_exceeds_free]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=700"
+    [conv_workspace_exceeds_free.graph]="at least 6.0 GiB but only 2.0 GiB"
+    [conv_no_algorithm]="CUDNN_STATUS_NOT_SUPPORTED"
+    [conv_no_algorithm.graph]="11 not supported"
+    [conv_exec_failed]="CUDNN_STATUS_EXECUTION_FAILED"
+    [graph_finalize_failed]="TORCH_CUDNN_V8_API_DISABLED=1"
+    [alloc_fragmented]="expandable_segments:True"
+    [alloc_failed]="kill 4242"
+    [alloc_failed.call]="cudaErrorMemoryAllocation"
+    [gpu_never_used]="python3 train.py --epochs 3"
+    [fallback_acted]="given 512 MiB"
+    [crashed]="SIGSEGV"
+)
+
+for f in "$T"/*.jsonl; do
+    name=$(basename "$f" .jsonl)
+    rule=${name%%.*}
+    check "$name: $rule is a rule of rules.def" grep -q "^RULE($rule," "$ROOT/tools/rules.def"
+    "$CG" report --json "$f" >"$WORK/j" 2>"$WORK/err"
+    check "$name: exit status 1 (problems found)" test $? = 1
+    check "$name: names $rule first" jq -e --arg r "$rule" '.findings[0].rule == $r' "$WORK/j"
+    "$CG" report "$f" 2>&1 | norm >"$WORK/txt"
+    cause=$(jq -r --arg r "$rule" '.findings[] | select(.rule == $r) | .cause' "$WORK/j" | norm)
+    fix=$(jq -r --arg r "$rule" '.findings[] | select(.rule == $r) | .fix' "$WORK/j" | norm)
+    check "$name: text gives the cause" grep -qF -e "cause: $cause" "$WORK/txt"
+    check "$name: text gives the fix" grep -qF -e "fix: $fix" "$WORK/txt"
+    check "$name: no unfilled {placeholder}" bash -c "! grep -qE '\{[a-z_.]+(:[a-z]+)?\}' '$WORK/txt'"
+    want=${SAYS[$name]:-}
+    if [ -n "$want" ]; then
+        check "$name: says '$want'" grep -qF -e "$want" "$WORK/txt"
+    else
+        fail "$name: no expectation in SAYS"
+    fi
+done
+
+for r in $(sed -n 's/^RULE(\([a-z_0-9]*\),.*/\1/p' "$ROOT/tools/rules.def"); do
+    check "rule $r has a test trace" bash -c "ls '$T/$r.jsonl' '$T/$r'.*.jsonl 2>/dev/null | grep -q ."
+done
+
+H=$ROOT/tests/report/healthy
+"$CG" report "$H/single.jsonl" >"$WORK/out"
+check "healthy trace: exit 0" test $? = 0
+check "healthy trace: says no problem found" grep -q "no problem found" "$WORK/out"
+"$CG" report "$H/bash-parent.jsonl" "$H/python-child.jsonl" >"$WORK/out"
+check "bash starting python that used the GPU: exit 0 (the parent is not 'GPU never used')" test $? = 0
+"$CG" report --json "$H" >"$WORK/j"
+check "healthy directory, --json: problems 0, 3 processes" jq -e '.problems == 0 and (.processes | length) == 3' "$WORK/j"
+check "--json: the child's parent is the bash process" jq -e '[.processes[] | select(.pid == 7002) | .parent] == [1]' "$WORK/j"
+finish

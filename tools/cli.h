@@ -1,0 +1,111 @@
+/* cli.h - what the convguard command's parts share: the trace set read from
+ * disk, the rule table's types, and small formatting helpers. */
+#ifndef CONVGUARD_CLI_H
+#define CONVGUARD_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+/* ---- trace_read.c: one trace file = one process image */
+struct read_stats {
+    long lines;          /* newline-terminated lines plus a last unterminated one */
+    long events;         /* lines that parsed as an event object */
+    long bad_lines;      /* not JSON, not an object, or without "ev" */
+    long huge_lines;     /* longer than 1 MiB (read anyway) */
+    long cut_lines;      /* lines the shim marked "truncated": true */
+    long fixed_utf8;     /* lines with bytes that were not UTF-8 (replaced by '?') */
+    long seq_gaps;       /* missing seq numbers: lost lines */
+    bool last_line_cut;  /* the file ended inside a line that did not parse */
+};
+
+struct trace {
+    char *file;
+    json_t *events;       /* array of event objects in file order (owned) */
+    json_t *start, *exit; /* borrowed from events; NULL when absent */
+    struct read_stats st;
+    long long pid, ppid, forked_from, rank; /* -1: unknown */
+    const char *host;     /* "?" when unknown */
+    double wall;          /* wall-clock seconds of the shim's start, 0 unknown */
+    int parent;           /* index of the parent process in the set, -1 */
+};
+
+struct trace_set {
+    struct trace *t;
+    size_t n, cap;
+    json_t *unreadable;   /* [{path, error}] */
+};
+
+int trace_read_file(const char *path, struct trace *out); /* 0, or -1 with errno */
+int trace_set_add(struct trace_set *s, const char *path);  /* file or directory */
+void trace_set_link(struct trace_set *s);                   /* parents, sort order */
+void trace_set_free(struct trace_set *s);
+/* Keep only traces whose start is at or after `since` (wall seconds). */
+void trace_set_keep_since(struct trace_set *s, double since);
+
+/* ---- json helpers (util.c): every accessor tolerates NULL and wrong types */
+json_t *jget(json_t *obj, const char *dotted_path);
+const char *jstr(json_t *obj, const char *path, const char *dflt);
+long long jint(json_t *obj, const char *path, long long dflt);
+double jnum(json_t *obj, const char *path, double dflt);
+bool jtrue(json_t *obj, const char *path);
+bool jhas(json_t *obj, const char *path); /* present and not null/false */
+
+/* ---- formatting helpers (util.c) */
+const char *status_name(const char *fn, long long status);
+char *fmt_size(long long bytes, char *buf, size_t n);      /* "1.5 GiB" */
+char *fmt_cudnn_ver(long long v, char *buf, size_t n);     /* 91900 -> "9.19.0" */
+char *fmt_cuda_ver(long long v, char *buf, size_t n);      /* 13000 -> "13.0" */
+const char *base_name(const char *path);
+char *dir_name(const char *path, char *buf, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* a growing string */
+struct sbuf { char *s; size_t len, cap; };
+void sb_add(struct sbuf *b, const char *s);
+void sb_addn(struct sbuf *b, const char *s, size_t n);
+void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sb_take(struct sbuf *b); /* never NULL */
+
+/* ---- report.c */
+struct rule {
+    const char *id, *layer, *severity, *group, *pattern;
+    bool (*match)(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+    const char *title, *symptom, *cause, *fix;
+};
+extern const struct rule rules[];
+extern const size_t n_rules;
+
+struct failure_text { const char *pattern, *text; };
+extern const struct failure_text failure_texts[];
+extern const size_t n_failure_texts;
+
+bool pattern_match(const char *pattern, json_t *ev);       /* see rules.def */
+char *expand(const char *tmpl, json_t *vars, json_t *ev);  /* {path[:fmt]} */
+bool is_failure_event(struct trace *t, size_t i);          /* also: unresolved loads */
+char *describe_event(json_t *ev);                          /* "#8 cudnnCreate -> ..." */
+bool load_resolved(struct trace *t, size_t i);             /* dlopen failure later resolved */
+
+struct analysis;
+struct analysis *analyse(struct trace_set *s);
+void analysis_free(struct analysis *a);
+int analysis_problems(struct analysis *a);
+void print_text(struct analysis *a, FILE *out, bool verbose);
+json_t *analysis_json(struct analysis *a);
+int write_html(struct analysis *a, const char *path);
+
+int cmd_report(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_smoke(int argc, char **argv);
+
+/* shared by run and smoke: the shim next to the binary or in ../lib */
+char *find_shim(void);
+/* runs argv with the shim preloaded; returns the exit status (128+sig) */
+struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; };
+int run_traced(const struct run_opts *o, char **argv, double *started);
+/* the report of the traces in dir started at or after `since`, printed when
+ * there are problems or `force`; returns the number of problems */
+int report_recent(const char *dir, double since, FILE *out, bool force);
+
+#endif

@@ -1,0 +1,582 @@
+/* doctor.c - `convguard doctor`: every cuDNN, CUDA runtime and driver copy on
+ * this machine, the version each reports about itself, which copy a program
+ * gets today, the GPUs, and a verdict.  No GPU needed.
+ *
+ * Libraries are only ever loaded in a forked child (probe()): loading cuDNN
+ * can pull in other libraries, start threads or crash, and the doctor must
+ * survive all of that and stay free of them. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cudefs.h"
+
+/* ---- probes: run fn in a child, which writes one JSON object to a pipe */
+typedef json_t *(*probe_fn)(const char *arg);
+
+static json_t *probe(probe_fn fn, const char *arg)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return json_pack("{s:s}", "error", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        alarm(30);
+        json_t *r = fn(arg);
+        char *s = json_dumps(r, JSON_COMPACT);
+        if (s)
+            (void)!write(p[1], s, strlen(s));
+        _exit(0);
+    }
+    close(p[1]);
+    struct sbuf b = {0};
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(p[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0)
+            sb_addn(&b, buf, (size_t)n);
+    close(p[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    json_t *r = b.len ? json_loadb(b.s, b.len, 0, NULL) : NULL;
+    free(b.s);
+    if (!r)
+        r = WIFSIGNALED(st) ? json_pack("{s:s}", "error", strsignal(WTERMSIG(st)))
+                            : json_pack("{s:s}", "error", "the probe gave no answer");
+    return r;
+}
+
+static json_t *err_json(const char *e) { return json_pack("{s:s}", "error", e ? e : "?"); }
+
+/* The path of the object a handle belongs to (what a bare name resolved to). */
+static const char *handle_path(void *h)
+{
+    struct link_map *lm = NULL;
+    return h && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm ? lm->l_name : NULL;
+}
+
+/* In the child: load a library by path or bare name and ask its version. */
+static json_t *child_version(const char *name)
+{
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return err_json(dlerror());
+    json_t *r = json_pack("{s:s}", "path", handle_path(h) ?: name);
+    char real[PATH_MAX];
+    if (realpath(jstr(r, "path", name), real) && strcmp(real, jstr(r, "path", "")) != 0)
+        json_object_set_new(r, "file", json_string(real));
+    const char *base = base_name(name);
+    if (strncmp(base, "libcudnn", 8) == 0) {
+        size_t (*ver)(void) = (size_t(*)(void))dlsym(h, "cudnnGetVersion");
+        size_t (*rt)(void) = (size_t(*)(void))dlsym(h, "cudnnGetCudartVersion");
+        if (ver)
+            json_object_set_new(r, "version", json_integer((json_int_t)ver()));
+        if (rt)
+            json_object_set_new(r, "cuda_built_for", json_integer((json_int_t)rt()));
+        /* which graph part the dispatcher took: it decides the real version */
+        struct link_map *lm = NULL;
+        dlinfo(h, RTLD_DI_LINKMAP, &lm);
+        for (; lm && lm->l_prev; lm = lm->l_prev)
+            ;
+        for (; lm; lm = lm->l_next)
+            if (strstr(lm->l_name, "libcudnn_graph.so") || strstr(lm->l_name, "libcudnn_ops_infer.so"))
+                json_object_set_new(r, "graph", json_string(lm->l_name));
+    } else if (strncmp(base, "libcudart", 9) == 0) {
+        cudaError_t (*ver)(int *) = (cudaError_t(*)(int *))dlsym(h, "cudaRuntimeGetVersion");
+        int v = 0;
+        if (ver && ver(&v) == cudaSuccess)
+            json_object_set_new(r, "version", json_integer(v));
+    } else if (strncmp(base, "libcuda.so", 10) == 0) {
+        CUresult (*ver)(int *) = (CUresult(*)(int *))dlsym(h, "cuDriverGetVersion");
+        int v = 0;
+        if (ver && ver(&v) == CUDA_SUCCESS)
+            json_object_set_new(r, "version", json_integer(v));
+    }
+    return r;
+}
+
+/* In the child: the driver and the GPUs, through NVML. */
+static json_t *child_nvml(const char *unused)
+{
+    (void)unused;
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return err_json("libnvidia-ml.so.1 not found (it comes with the NVIDIA driver)");
+#define SYM(n, args) nvmlReturn_t(*n) args = (nvmlReturn_t(*) args)dlsym(h, #n)
+    SYM(nvmlInit_v2, (void));
+    SYM(nvmlSystemGetDriverVersion, (char *, unsigned));
+    SYM(nvmlSystemGetCudaDriverVersion_v2, (int *));
+    SYM(nvmlDeviceGetCount_v2, (unsigned *));
+    SYM(nvmlDeviceGetHandleByIndex_v2, (unsigned, nvmlDevice_t *));
+    SYM(nvmlDeviceGetName, (nvmlDevice_t, char *, unsigned));
+    SYM(nvmlDeviceGetMemoryInfo, (nvmlDevice_t, nvmlMemory_t *));
+    SYM(nvmlDeviceGetComputeRunningProcesses_v3, (nvmlDevice_t, unsigned *, nvmlProcessInfo_t *));
+#undef SYM
+    if (!nvmlInit_v2 || nvmlInit_v2() != 0)
+        return err_json("nvmlInit failed: the driver is installed but not working (try `nvidia-smi`)");
+    json_t *r = json_object(), *gpus = json_array();
+    char s[96] = "";
+    int cv = 0;
+    unsigned n = 0;
+    if (nvmlSystemGetDriverVersion && nvmlSystemGetDriverVersion(s, sizeof s) == 0)
+        json_object_set_new(r, "driver", json_string(s));
+    if (nvmlSystemGetCudaDriverVersion_v2 && nvmlSystemGetCudaDriverVersion_v2(&cv) == 0)
+        json_object_set_new(r, "cuda", json_integer(cv));
+    if (nvmlDeviceGetCount_v2)
+        nvmlDeviceGetCount_v2(&n);
+    for (unsigned i = 0; i < n && nvmlDeviceGetHandleByIndex_v2; i++) {
+        nvmlDevice_t d;
+        if (nvmlDeviceGetHandleByIndex_v2(i, &d) != 0)
+            continue;
+        json_t *g = json_pack("{s:i}", "index", i);
+        if (nvmlDeviceGetName && nvmlDeviceGetName(d, s, sizeof s) == 0)
+            json_object_set_new(g, "name", json_string(s));
+        nvmlMemory_t m;
+        if (nvmlDeviceGetMemoryInfo && nvmlDeviceGetMemoryInfo(d, &m) == 0)
+            json_object_set_new(g, "mem", json_pack("{s:I, s:I}", "free", (json_int_t)m.free, "total", (json_int_t)m.total));
+        nvmlProcessInfo_t pi[64];
+        unsigned np = 64;
+        json_t *hold = json_array();
+        if (nvmlDeviceGetComputeRunningProcesses_v3 && nvmlDeviceGetComputeRunningProcesses_v3(d, &np, pi) == 0)
+            for (unsigned k = 0; k < np && k < 64; k++) {
+                char path[64], comm[64] = "?";
+                snprintf(path, sizeof path, "/proc/%u/comm", pi[k].pid);
+                FILE *f = fopen(path, "r");
+                if (f) {
+                    if (fgets(comm, sizeof comm, f))
+                        comm[strcspn(comm, "\n")] = 0;
+                    fclose(f);
+                }
+                json_array_append_new(hold, json_pack("{s:i, s:s, s:I}", "pid", pi[k].pid, "name", comm, "bytes",
+                                                      (json_int_t)pi[k].usedGpuMemory));
+            }
+        json_object_set_new(g, "holders", hold);
+        json_array_append_new(gpus, g);
+    }
+    json_object_set_new(r, "gpus", gpus);
+    return r;
+}
+
+/* ---- where to look */
+static void add_dir(json_t *dirs, const char *dir, const char *source)
+{
+    char real[PATH_MAX];
+    if (!dir || !*dir || !realpath(dir, real))
+        return;
+    struct stat st;
+    if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+        return;
+    json_t *d = json_object_get(dirs, real);
+    if (!d) {
+        d = json_pack("{s:s, s:[]}", "dir", dir, "sources");
+        json_object_set_new(dirs, real, d);
+    }
+    json_t *srcs = json_object_get(d, "sources");
+    for (size_t i = 0; i < json_array_size(srcs); i++)
+        if (strcmp(json_string_value(json_array_get(srcs, i)), source) == 0)
+            return;
+    json_array_append_new(srcs, json_string(source));
+}
+
+static void add_glob(json_t *dirs, const char *pattern, const char *source)
+{
+    glob_t g;
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            add_dir(dirs, g.gl_pathv[i], source);
+    globfree(&g);
+}
+
+static void add_path_list(json_t *dirs, const char *list, const char *source)
+{
+    char *copy = xstrdup(list ? list : ""), *save = NULL;
+    for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+        add_dir(dirs, p, source);
+    free(copy);
+}
+
+static bool wanted(const char *n)
+{
+    return (strncmp(n, "libcudnn", 8) == 0 || strncmp(n, "libcudart.so", 12) == 0 || strncmp(n, "libcuda.so", 10) == 0) &&
+           strstr(n, ".so") != NULL;
+}
+
+static void from_ldconfig(json_t *dirs)
+{
+    FILE *f = popen("ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null", "r");
+    char line[4096], d[PATH_MAX];
+    while (f && fgets(line, sizeof line, f)) {
+        char *arrow = strstr(line, "=> ");
+        if (!arrow || !wanted(line + strspn(line, " \t")))
+            continue;
+        arrow[3 + strcspn(arrow + 3, "\n")] = 0;
+        add_dir(dirs, dir_name(arrow + 3, d, sizeof d), "ld.so.cache");
+    }
+    if (f)
+        pclose(f);
+}
+
+static void from_python(json_t *dirs)
+{
+    FILE *f = popen("python3 -c 'import site,sys; print(\"\\n\".join(site.getsitepackages()+[site.getusersitepackages()]))' "
+                    "2>/dev/null", "r");
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *pat = xasprintf("%s/nvidia/*/lib", line);
+        add_glob(dirs, pat, "python site-packages");
+        free(pat);
+    }
+    if (f)
+        pclose(f);
+}
+
+static json_t *where_to_look(void)
+{
+    json_t *dirs = json_object();
+    const char *home = getenv("HOME");
+    add_path_list(dirs, getenv("LD_LIBRARY_PATH"), "LD_LIBRARY_PATH");
+    from_ldconfig(dirs);
+    add_glob(dirs, "/usr/local/cuda*/lib*", "/usr/local/cuda*");
+    add_glob(dirs, "/usr/local/cuda*/targets/*/lib", "/usr/local/cuda*");
+    static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"};
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        add_dir(dirs, sys[i], "system");
+    if (getenv("CONDA_PREFIX")) {
+        char *p = xasprintf("%s/lib", getenv("CONDA_PREFIX"));
+        add_dir(dirs, p, "conda ($CONDA_PREFIX)");
+        free(p);
+    }
+    static const char *const conda[] = {"miniconda3", "anaconda3", "miniforge3", "mambaforge"};
+    for (size_t i = 0; home && i < sizeof conda / sizeof conda[0]; i++) {
+        char *p = xasprintf("%s/%s/lib", home, conda[i]), *e = xasprintf("%s/%s/envs/*/lib", home, conda[i]);
+        add_dir(dirs, p, "conda");
+        add_glob(dirs, e, "conda");
+        free(p), free(e);
+    }
+    from_python(dirs);
+    return dirs;
+}
+
+/* ---- the copies on disk */
+static const char *family_of(const char *n)
+{
+    return strncmp(n, "libcudnn", 8) == 0 ? "cudnn" : strncmp(n, "libcudart", 9) == 0 ? "cudart" : "driver";
+}
+
+/* the libraries whose version we ask: cuDNN's dispatcher and graph part,
+ * cudart, the driver; cuDNN's other parts are only listed */
+static bool ask_version(const char *n)
+{
+    return (strncmp(n, "libcudnn.so.", 12) == 0 || strncmp(n, "libcudnn_graph.so.", 18) == 0 ||
+            strncmp(n, "libcudnn_ops_infer.so.", 22) == 0 || strncmp(n, "libcudart.so.", 13) == 0 ||
+            strcmp(n, "libcuda.so.1") == 0);
+}
+
+static int cmp_keys(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static json_t *scan(json_t *dirs)
+{
+    json_t *files = json_object(); /* realpath -> entry */
+    const char *key;
+    json_t *d;
+    json_object_foreach(dirs, key, d) {
+        DIR *dd = opendir(key);
+        struct dirent *e;
+        while (dd && (e = readdir(dd))) {
+            if (!wanted(e->d_name))
+                continue;
+            char *p = xasprintf("%s/%s", key, e->d_name), real[PATH_MAX];
+            if (!realpath(p, real)) {
+                free(p);
+                continue;
+            }
+            json_t *f = json_object_get(files, real);
+            if (!f) {
+                f = json_pack("{s:s, s:s, s:[], s:O}", "path", p, "family", family_of(e->d_name), "names",
+                              "sources", json_object_get(d, "sources"));
+                json_object_set_new(files, real, f);
+            }
+            json_array_append_new(json_object_get(f, "names"), json_string(e->d_name));
+            /* the name to load it by: the shortest versioned one (libcudnn.so.9) */
+            const char *cur = base_name(jstr(f, "path", ""));
+            if (strstr(e->d_name, ".so.") && (!strstr(cur, ".so.") || strlen(e->d_name) < strlen(cur)))
+                json_object_set_new(f, "path", json_string(p));
+            free(p);
+        }
+        if (dd)
+            closedir(dd);
+    }
+    json_t *list = json_array();
+    /* by path: a folder's copies together, the dispatcher before its parts */
+    const char **keys = calloc(json_object_size(files) + 1, sizeof *keys);
+    size_t nk = 0;
+    json_object_foreach(files, key, d)
+        keys[nk++] = key;
+    qsort(keys, nk, sizeof *keys, cmp_keys);
+    for (size_t ki = 0; ki < nk; ki++) {
+        key = keys[ki];
+        d = json_object_get(files, key);
+        json_object_set_new(d, "file", json_string(key));
+        const char *n = base_name(jstr(d, "path", ""));
+        if (ask_version(n)) {
+            json_t *v = probe(child_version, jstr(d, "path", ""));
+            json_object_update(d, v);
+            json_object_del(d, "path");
+            json_object_set_new(d, "path", json_string(jstr(d, "file", "")));
+            json_decref(v);
+        }
+        json_array_append(list, d);
+    }
+    free(keys);
+    json_decref(files);
+    return list;
+}
+
+/* ---- the verdict */
+static void problem(json_t *ps, const char *sev, char *what, char *fix)
+{
+    json_array_append_new(ps, json_pack("{s:s, s:s, s:s}", "severity", sev, "problem", what, "fix", fix));
+    free(what);
+    free(fix);
+}
+
+static json_t *verdict(json_t *r)
+{
+    json_t *ps = json_array(), *picks = json_object_get(r, "picks");
+    json_t *drv = json_object_get(picks, "libcuda.so.1");
+    char a[32], b[32];
+    if (jget(drv, "error"))
+        problem(ps, "error", xasprintf("no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)", jstr(drv, "error", "?")),
+                xstrdup("install the NVIDIA driver and check that `nvidia-smi` lists the GPU; in a container add "
+                        "`--gpus all` (NVIDIA Container Toolkit)"));
+    else if (jget(r, "nvml.error"))
+        problem(ps, "warning", xasprintf("NVML: %s", jstr(r, "nvml.error", "?")),
+                xstrdup("reinstall the driver so that libnvidia-ml.so.1 matches libcuda.so.1"));
+    else if (json_array_size(jget(r, "nvml.gpus")) == 0)
+        problem(ps, "error", xstrdup("the driver sees no GPU"), xstrdup("check `nvidia-smi -L` and the container's --gpus"));
+    const char *key;
+    json_t *v;
+    long long dv = jint(drv, "version", -1), rt = -1;
+    json_object_foreach(picks, key, v) {
+        if (strncmp(key, "libcudart", 9) == 0 && jint(v, "version", -1) > rt)
+            rt = jint(v, "version", -1);
+        if (strncmp(key, "libcudnn.so", 11) == 0 && !jget(v, "error")) {
+            char d1[PATH_MAX], d2[PATH_MAX];
+            const char *graph = jstr(v, "graph", NULL);
+            if (graph && strcmp(dir_name(jstr(v, "path", ""), d1, sizeof d1), dir_name(graph, d2, sizeof d2)) != 0)
+                problem(ps, "error", xasprintf("%s from %s takes its part %s from another folder: two cuDNN installs mix",
+                                               key, d1, graph),
+                        xasprintf("keep one cuDNN; take %s out of LD_LIBRARY_PATH or ld.so.cache", d2));
+        }
+    }
+    if (dv > 0 && rt > dv)
+        problem(ps, "error", xasprintf("the driver supports CUDA %s, older than the CUDA runtime %s a program gets",
+                                       fmt_cuda_ver(dv, a, sizeof a), fmt_cuda_ver(rt, b, sizeof b)),
+                xasprintf("upgrade the NVIDIA driver to one for CUDA %s or newer", b));
+    /* several cuDNN versions on disk: the search order decides which one runs */
+    json_t *vers = json_object();
+    json_t *f;
+    size_t i;
+    json_array_foreach(json_object_get(r, "copies"), i, f) {
+        if (strcmp(jstr(f, "family", ""), "cudnn") == 0 && jint(f, "version", -1) > 0 &&
+            strncmp(base_name(jstr(f, "path", "")), "libcudnn.so", 11) == 0) {
+            fmt_cudnn_ver(jint(f, "version", -1), a, sizeof a);
+            json_object_set_new(vers, a, json_string(jstr(f, "path", "")));
+        }
+    }
+    if (json_object_size(vers) > 1) {
+        struct sbuf s = {0};
+        json_object_foreach(vers, key, v)
+            sb_printf(&s, "%s%s (%s)", s.len ? ", " : "", key, json_string_value(v));
+        problem(ps, "warning", xasprintf("several cuDNN versions on this machine: %s", s.s),
+                xstrdup("which one a program gets depends on LD_LIBRARY_PATH and its RUNPATH: keep one, or run "
+                        "programs under `convguard run` to see which they map"));
+        free(s.s);
+    }
+    json_decref(vers);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    if (cvd && (!*cvd || strcmp(cvd, "-1") == 0))
+        problem(ps, "error", xasprintf("CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU", cvd),
+                xstrdup("unset CUDA_VISIBLE_DEVICES or set it to the GPUs to use"));
+    json_array_foreach(jget(r, "nvml.gpus"), i, f) {
+        if (jint(f, "mem.free", 1ll << 62) < (1ll << 30) && json_array_size(jget(f, "holders")))
+            problem(ps, "warning", xasprintf("GPU %lld has only %s free; process %lld (%s) holds memory", jint(f, "index", 0),
+                                             fmt_size(jint(f, "mem.free", 0), a, sizeof a),
+                                             jint(json_array_get(jget(f, "holders"), 0), "pid", -1),
+                                             jstr(json_array_get(jget(f, "holders"), 0), "name", "?")),
+                    xstrdup("stop it if it is a leftover, or pick another GPU with CUDA_VISIBLE_DEVICES"));
+    }
+    return ps;
+}
+
+/* ---- output */
+static void print_human(json_t *r)
+{
+    char v[32], w[32];
+    printf("convguard doctor\n");
+    static const char *const fams[][2] = {{"cudnn", "cuDNN"}, {"cudart", "CUDA runtime"}, {"driver", "driver (libcuda)"}};
+    json_t *copies = json_object_get(r, "copies"), *f;
+    size_t i;
+    for (size_t k = 0; k < 3; k++) {
+        printf("%s copies:\n", fams[k][1]);
+        int shown = 0, parts = 0;
+        json_array_foreach(copies, i, f) {
+            if (strcmp(jstr(f, "family", ""), fams[k][0]) != 0)
+                continue;
+            const char *n = base_name(jstr(f, "path", ""));
+            if (k == 0 && !ask_version(n)) {
+                parts++;
+                continue;
+            }
+            long long ver = jint(f, "version", -1);
+            const char *vs = ver < 0 ? "?" : k == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v);
+            printf("  %-8s %s", vs, jstr(f, "path", "?"));
+            if (jint(f, "cuda_built_for", -1) > 0)
+                printf("  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
+            if (jget(f, "error"))
+                printf("  (does not load: %s)", jstr(f, "error", "?"));
+            json_t *src = jget(f, "sources");
+            printf("  [");
+            for (size_t s = 0; s < json_array_size(src); s++)
+                printf("%s%s", s ? ", " : "", json_string_value(json_array_get(src, s)));
+            printf("]\n");
+            shown++;
+        }
+        if (parts)
+            printf("  (+%d other cuDNN parts: cnn, ops, engines, heuristic, adv)\n", parts);
+        if (!shown && !parts)
+            printf("  none found\n");
+    }
+    printf("a program that loads by bare name gets:\n");
+    const char *key;
+    json_t *p;
+    json_object_foreach(json_object_get(r, "picks"), key, p) {
+        if (jget(p, "error")) {
+            printf("  %-16s not found\n", key);
+            continue;
+        }
+        long long ver = jint(p, "version", -1);
+        printf("  %-16s %s%s%s%s (%s)", key, jstr(p, "path", "?"), jget(p, "file") ? " (= " : "", jstr(p, "file", ""),
+               jget(p, "file") ? ")" : "",
+               ver < 0 ? "?" : strncmp(key, "libcudnn", 8) == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v));
+        if (jstr(p, "graph", NULL))
+            printf(", its graph part %s", jstr(p, "graph", ""));
+        printf("\n");
+    }
+    json_t *nv = json_object_get(r, "nvml");
+    if (jget(nv, "error")) {
+        printf("GPUs: unknown: %s\n", jstr(nv, "error", "?"));
+    } else {
+        printf("driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
+               json_array_size(jget(nv, "gpus")), json_array_size(jget(nv, "gpus")) == 1 ? "" : "s");
+        json_array_foreach(jget(nv, "gpus"), i, f) {
+            printf("  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
+                   fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
+            json_t *h;
+            size_t k;
+            json_array_foreach(jget(f, "holders"), k, h)
+                printf("%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
+                       fmt_size(jint(h, "bytes", -1), v, sizeof v));
+            printf("\n");
+        }
+    }
+    printf("environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
+           jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
+    json_t *ps = json_object_get(r, "problems");
+    if (!json_array_size(ps))
+        printf("verdict: no problem found\n");
+    else
+        printf("verdict: %zu problem%s\n", json_array_size(ps), json_array_size(ps) > 1 ? "s" : "");
+    json_array_foreach(ps, i, f) {
+        printf("  [%s] %s\n", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
+        printf("      fix: %s\n", jstr(f, "fix", "?"));
+    }
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    bool as_json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+        if (c == 'j')
+            as_json = true;
+        else {
+            fprintf(c == 'h' ? stdout : stderr, "usage: convguard doctor [--json]\n");
+            return c == 'h' ? 0 : 2;
+        }
+    }
+    json_t *dirs = where_to_look();
+    json_t *r = json_object();
+    json_t *copies = scan(dirs);
+    json_object_set_new(r, "searched", json_array());
+    const char *key;
+    json_t *d;
+    json_object_foreach(dirs, key, d)
+        json_array_append_new(json_object_get(r, "searched"), json_pack("{s:s, s:O}", "dir", key, "sources",
+                                                                        json_object_get(d, "sources")));
+    json_object_set_new(r, "copies", copies);
+    /* bare names: every major found on disk, plus the usual ones */
+    json_t *picks = json_object(), *names = json_pack("[s, s, s, s]", "libcudnn.so.9", "libcudnn.so.8", "libcudart.so.13",
+                                                      "libcudart.so.12");
+    size_t i;
+    json_t *f;
+    json_array_foreach(copies, i, f) {
+        const char *n = base_name(jstr(f, "path", ""));
+        if (strncmp(n, "libcudnn.so.", 12) == 0 || strncmp(n, "libcudart.so.", 13) == 0) {
+            char *soname = xasprintf("%.*s", (int)(strstr(n, ".so.") + 4 + strcspn(strstr(n, ".so.") + 4, ".") - n), n);
+            bool have = false;
+            json_t *x;
+            size_t k;
+            json_array_foreach(names, k, x) have |= strcmp(json_string_value(x), soname) == 0;
+            if (!have)
+                json_array_append_new(names, json_string(soname));
+            free(soname);
+        }
+    }
+    json_array_append_new(names, json_string("libcuda.so.1"));
+    json_array_foreach(names, i, f) {
+        json_t *p = probe(child_version, json_string_value(f));
+        /* a missing optional major is noise; keep misses of the driver and of majors on disk */
+        bool optional = strcmp(json_string_value(f), "libcuda.so.1") != 0 && jget(p, "error") && i < 4;
+        if (!optional)
+            json_object_set_new(picks, json_string_value(f), p);
+        else
+            json_decref(p);
+    }
+    json_decref(names);
+    json_object_set_new(r, "picks", picks);
+    json_object_set_new(r, "nvml", probe(child_nvml, NULL));
+    json_object_set_new(r, "env", json_pack("{s:o, s:o}", "LD_LIBRARY_PATH",
+                                            getenv("LD_LIBRARY_PATH") ? json_string(getenv("LD_LIBRARY_PATH")) : json_null(),
+                                            "CUDA_VISIBLE_DEVICES",
+                                            getenv("CUDA_VISIBLE_DEVICES") ? json_string(getenv("CUDA_VISIBLE_DEVICES"))
+                                                                           : json_null()));
+    json_object_set_new(r, "problems", verdict(r));
+    int rc = json_array_size(json_object_get(r, "problems")) ? 1 : 0;
+    if (as_json) {
+        json_dumpf(r, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else {
+        print_human(r);
+    }
+    json_decref(r);
+    json_decref(dirs);
+    return rc;
+}

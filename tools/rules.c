@@ -1,0 +1,647 @@
+/* rules.c - the match functions of rules.def and the table built from it.
+ *
+ * A match function gets the process (s->t[ti]) and the event the rule's
+ * pattern matched (NULL for rules without a pattern); it says whether the
+ * rule applies and adds the facts its texts need to `vars`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MIB (1ll << 20)
+
+static json_t *events_of(struct trace_set *s, size_t ti) { return s->t[ti].events; }
+
+static void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
+static void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
+static void set_int(json_t *vars, const char *k, long long v) { json_object_set_new(vars, k, json_integer(v)); }
+
+static long index_of(struct trace *t, json_t *ev)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++)
+        if (json_array_get(t->events, i) == ev)
+            return (long)i;
+    return -1;
+}
+
+/* The first dlopen failure of `stem` that nothing later resolved. */
+static json_t *unresolved_load(struct trace *t, const char *stem)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (pattern_match("dlopen:ok=false", e) && strcmp(jstr(e, "stem", ""), stem) == 0 && !load_resolved(t, i))
+            return e;
+    }
+    return NULL;
+}
+
+static bool dir_in_path_list(const char *dir, const char *list)
+{
+    size_t n = strlen(dir);
+    for (const char *p = list; p && *p;) {
+        const char *c = strchr(p, ':');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        while (len > 1 && p[len - 1] == '/')
+            len--;
+        if (len == n && strncmp(p, dir, n) == 0)
+            return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+static const char *llp_of(struct trace *t) { return jstr(t->start, "env.LD_LIBRARY_PATH", NULL); }
+
+/* The version a library path was recorded with; for the cuDNN dispatcher
+ * (never asked) the version of a cuDNN part mapped from the same folder. */
+static long long version_of_path(struct trace *t, const char *path)
+{
+    char want[4096], d[4096];
+    dir_name(path, want, sizeof want);
+    long long same_dir = -1;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (strcmp(jstr(e, "ev", ""), "lib") != 0 || jint(e, "version", -1) < 0)
+            continue;
+        const char *p = jstr(e, "path", "");
+        if (strcmp(p, path) == 0)
+            return jint(e, "version", -1);
+        if (same_dir < 0 && strcmp(jstr(e, "family", ""), "cudnn") == 0 && strcmp(dir_name(p, d, sizeof d), want) == 0)
+            same_dir = jint(e, "version", -1);
+    }
+    return same_dir;
+}
+
+static char *ver_note(struct trace *t, const char *path)
+{
+    char v[32];
+    long long ver = version_of_path(t, path);
+    return ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
+}
+
+/* The CUDA major version the process uses, for package names like
+ * nvidia-cudnn-cu12: from cudart, else from what cuDNN was built for. */
+static long long cuda_major(struct trace *t)
+{
+    long long built = -1;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (strcmp(jstr(e, "ev", ""), "lib") != 0)
+            continue;
+        if (strcmp(jstr(e, "family", ""), "cudart") == 0 && jint(e, "version", 0) > 0)
+            return jint(e, "version", 0) / 1000;
+        if (built < 0 && jint(e, "cuda_built_for", 0) > 0)
+            built = jint(e, "cuda_built_for", 0) / 1000;
+    }
+    return built > 0 ? built : 12;
+}
+
+/* "process 4242 (python3) holds 70.0 GiB" for every other holder, largest first */
+static char *holders_text(json_t *ev, long long own_pid, long long *top_pid)
+{
+    json_t *h = jget(ev, "holders");
+    struct sbuf b = {0};
+    bool used[64] = {0};
+    size_t n = json_array_size(h) < 64 ? json_array_size(h) : 64;
+    *top_pid = -1;
+    for (int k = 0; k < 3; k++) {
+        long best = -1;
+        for (size_t i = 0; i < n; i++) {
+            json_t *x = json_array_get(h, i);
+            if (used[i] || jint(x, "pid", -1) == own_pid)
+                continue;
+            if (best < 0 || jint(x, "bytes", 0) > jint(json_array_get(h, (size_t)best), "bytes", 0))
+                best = (long)i;
+        }
+        if (best < 0)
+            break;
+        used[best] = true;
+        json_t *x = json_array_get(h, (size_t)best);
+        char sz[32];
+        if (*top_pid < 0)
+            *top_pid = jint(x, "pid", -1);
+        sb_printf(&b, "%sprocess %lld (%s) holds %s", b.len ? ", " : "", jint(x, "pid", -1), jstr(x, "name", "?"),
+                  fmt_size(jint(x, "bytes", -1), sz, sizeof sz));
+    }
+    return sb_take(&b);
+}
+
+static long long own_bytes(json_t *ev, long long own_pid)
+{
+    json_t *h = jget(ev, "holders");
+    for (size_t i = 0; i < json_array_size(h); i++)
+        if (jint(json_array_get(h, i), "pid", -1) == own_pid)
+            return jint(json_array_get(h, i), "bytes", -1);
+    return -1;
+}
+
+/* ---- driver and device */
+static bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    json_t *drv = unresolved_load(t, "libcuda.so");
+    bool handle = strcmp(jstr(ev, "ev", ""), "cudnn_handle") == 0;
+    if (handle && strcmp(jstr(ev, "driver", ""), "loaded") == 0)
+        return false;
+    if (!drv && !(handle && (strcmp(jstr(ev, "likely_cause.kind", ""), "no_driver") == 0 ||
+                             strcmp(jstr(ev, "driver", ""), "not_loaded") == 0)))
+        return false;
+    if (drv == ev && load_resolved(t, (size_t)index_of(t, ev)))
+        return false;
+    const char *err = drv ? jstr(drv, "error", "?") : jstr(ev, "likely_cause.detail", "the driver is not loaded");
+    const char *colon = drv ? strstr(err, ": ") : NULL;
+    set_str(vars, "driver_error", colon ? colon + 2 : err);
+    /* what the trace shows, in order: the failed call, the failed load, the
+     * runtime calls that answered "insufficient driver" */
+    struct sbuf b = {0};
+    char *d = describe_event(ev);
+    sb_add(&b, d);
+    free(d);
+    if (drv && drv != ev) {
+        d = describe_event(drv);
+        sb_printf(&b, "; %s", d);
+        free(d);
+    }
+    int more = 0;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (e != ev && jint(e, "status", 0) == 35 && is_failure_event(t, i) && more++ < 3) {
+            d = describe_event(e);
+            sb_printf(&b, "; %s", d);
+            free(d);
+        }
+    }
+    set_own(vars, "seen", sb_take(&b));
+    return true;
+}
+
+/* CUDA stops at the first entry it cannot parse, so "-1,0" hides all too. */
+static bool hides_all(const char *v)
+{
+    while (*v == ' ')
+        v++;
+    if (!*v)
+        return true;
+    if (strncmp(v, "GPU-", 4) == 0 || strncmp(v, "MIG-", 4) == 0)
+        return false;
+    return !(*v >= '0' && *v <= '9');
+}
+
+static bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)ev;
+    struct trace *t = &s->t[ti];
+    const char *cvd = jstr(t->start, "env.CUDA_VISIBLE_DEVICES", NULL);
+    const char *nvd = jstr(t->start, "env.NVIDIA_VISIBLE_DEVICES", NULL);
+    const char *var = NULL, *val = NULL;
+    if (cvd && hides_all(cvd))
+        var = "CUDA_VISIBLE_DEVICES", val = cvd;
+    else if (nvd && (!*nvd || strcmp(nvd, "none") == 0 || strcmp(nvd, "void") == 0))
+        var = "NVIDIA_VISIBLE_DEVICES", val = nvd;
+    if (!var)
+        return false;
+    set_str(vars, "var", var);
+    set_str(vars, "value", val);
+    set_own(vars, "seen", xasprintf("#%lld start: %s=\"%s\" in the environment", jint(t->start, "seq", 0), var, val));
+    return true;
+}
+
+/* ---- loading */
+static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
+{
+    const char *name = jstr(ev, "name", "?"), *err = jstr(ev, "error", "");
+    const char *base = base_name(name);
+    const char *so = strstr(base, ".so.");
+    char major[16] = "?";
+    if (so)
+        snprintf(major, sizeof major, "%.*s", (int)strcspn(so + 4, "."), so + 4);
+    set_str(vars, "major", major);
+    set_int(vars, "cu", cuda_major(t));
+
+    /* dlerror names the object it could not open: this one, or a dependency */
+    size_t n = strcspn(err, ":");
+    bool missing = strstr(err, "cannot open shared object file") != NULL;
+    json_t *cand = jget(ev, "candidates");
+    struct sbuf searched = {0}, elsewhere = {0};
+    int shown = 0;
+    for (size_t i = 0; i < json_array_size(cand); i++) {
+        json_t *c = json_array_get(cand, i);
+        if (jtrue(c, "missing"))
+            continue;
+        if (shown++ < 5)
+            sb_printf(&searched, "%s%s (%s)", searched.len ? ", " : "", jstr(c, "dir", "?"), jstr(c, "source", "?"));
+        json_t *files = jget(c, "files");
+        for (size_t k = 0; k < json_array_size(files); k++) {
+            json_t *f = json_array_get(files, k);
+            const char *fn = jstr(f, "name", "");
+            if (strcmp(fn, base) == 0 || elsewhere.len > 300)
+                continue;
+            const char *path = jstr(f, "path", NULL);
+            char *full = path ? xstrdup(path) : xasprintf("%s/%s", jstr(c, "dir", "?"), fn);
+            if (!elsewhere.len || !strstr(elsewhere.s, full))
+                sb_printf(&elsewhere, "%s%s", elsewhere.len ? ", " : "; found instead: ", full);
+            free(full);
+        }
+    }
+    if (shown > 5)
+        sb_printf(&searched, " and %d more", shown - 5);
+    set_str(vars, "dep_fix", "");
+    if (missing && (n == strlen(name) && strncmp(err, name, n) == 0)) {
+        set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
+    } else if (missing) {
+        set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %.*s", (int)n, err));
+        set_own(vars, "dep_fix", xasprintf("; make %.*s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
+                                           (int)n, err));
+    } else {
+        set_own(vars, "why", xasprintf("failed to load: %s", err));
+    }
+    free(sb_take(&searched));
+    set_own(vars, "elsewhere", sb_take(&elsewhere));
+    const char *caller = jstr(ev, "caller", "(main program)");
+    char d[4096];
+    set_str(vars, "caller_base", base_name(caller));
+    set_str(vars, "caller_dir", dir_name(caller, d, sizeof d));
+}
+
+static bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    long i = index_of(t, ev);
+    if (i < 0 || load_resolved(t, (size_t)i))
+        return false;
+    /* cuDNN tries name.so.9.19.0, .so.9.19, then .so.9: speak of the last */
+    for (size_t j = (size_t)i + 1; j < json_array_size(t->events); j++) {
+        json_t *e = json_array_get(t->events, j);
+        if (pattern_match("dlopen:ok=false", e) && strcmp(jstr(e, "stem", ""), jstr(ev, "stem", "?")) == 0 &&
+            strcmp(jstr(e, "caller", ""), jstr(ev, "caller", "")) == 0)
+            return false;
+    }
+    add_load_facts(t, ev, vars);
+    return true;
+}
+
+static bool m_load_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    const char *stem = jstr(ev, "stem", "");
+    if (strcmp(stem, "libcuda.so") == 0 || strncmp(stem, "libcudart", 9) == 0 || strncmp(stem, "libcudnn", 8) == 0)
+        return false;
+    /* a load of a non-CUDA name shows up only when it brought one in */
+    static const char *const fam[] = {"libcu", "libnv", "libnccl"};
+    bool cuda = false;
+    for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++)
+        cuda |= strncmp(stem, fam[k], strlen(fam[k])) == 0;
+    return cuda && m_load_failed(s, ti, ev, vars);
+}
+
+/* ---- versions and copies */
+static void llp_facts(struct trace *t, const char *other_path, const char *keep_path, json_t *vars)
+{
+    char d[4096], k[4096];
+    dir_name(other_path, d, sizeof d);
+    dir_name(keep_path, k, sizeof k);
+    const char *llp = llp_of(t);
+    if (dir_in_path_list(d, llp)) {
+        set_own(vars, "llp_note", xasprintf(": %s is in LD_LIBRARY_PATH, which the loader searches before a "
+                                            "library's own RUNPATH", d));
+        set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s)", d, llp));
+    } else {
+        set_str(vars, "llp_note", "");
+        set_own(vars, "fix_first", xasprintf("put every libcudnn*.so file of one version in %s and remove the "
+                                             "other copy from the loader's search (%s)", k, d));
+    }
+}
+
+static bool m_sublib_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    const char *disp = jstr(ev, "dispatcher", "?"), *sub = jstr(ev, "sublib", "?");
+    set_own(vars, "sub_ver", ver_note(t, sub));
+    llp_facts(t, sub, disp, vars);
+    return true;
+}
+
+static bool m_major_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    set_int(vars, "rt_major", jint(ev, "cudart_version", 0) / 1000);
+    set_int(vars, "built_major", jint(ev, "cudnn_built_for", 0) / 1000);
+    return true;
+}
+
+/* How a library came in: "by name (libcudnn.so.9) from LD_LIBRARY_PATH". */
+static char *how_loaded(struct trace *t, const char *path)
+{
+    char d[4096];
+    dir_name(path, d, sizeof d);
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (strcmp(jstr(e, "ev", ""), "lib") != 0 || strcmp(jstr(e, "path", ""), path) != 0)
+            continue;
+        const char *via = jstr(e, "via", "?"), *needed = jstr(e, "needed_by", NULL);
+        if (needed)
+            return xasprintf("as a dependency of %s (#%lld)", base_name(needed), jint(e, "seq", -1));
+        if (strchr(via, '/'))
+            return xasprintf("by its full path (#%lld)", jint(e, "seq", -1));
+        return xasprintf("by name (%s) from %s (#%lld)", via,
+                         dir_in_path_list(d, llp_of(t)) ? "LD_LIBRARY_PATH" : "the caller's RUNPATH or ld.so.cache",
+                         jint(e, "seq", -1));
+    }
+    return xstrdup("(how is not recorded)");
+}
+
+static bool m_copies(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    const char *a = jstr(ev, "path_a", "?"), *b = jstr(ev, "path_b", "?");
+    set_own(vars, "ver_a", ver_note(t, a));
+    set_own(vars, "ver_b", ver_note(t, b));
+    char *ha = how_loaded(t, a), *hb = how_loaded(t, b);
+    set_own(vars, "picked", xasprintf("the first came in %s, the second %s", ha, hb));
+    free(ha);
+    free(hb);
+    char da[4096], db[4096];
+    dir_name(a, da, sizeof da);
+    dir_name(b, db, sizeof db);
+    const char *llp = llp_of(t);
+    if (dir_in_path_list(db, llp))
+        set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s)", db, llp));
+    else if (dir_in_path_list(da, llp))
+        set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s)", da, llp));
+    else
+        set_own(vars, "fix_first", xasprintf("uninstall the copy the program should not use (%s or %s)", a, b));
+    return true;
+}
+
+static bool m_replaced(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    set_str(vars, "how", jtrue(ev, "deleted") ? "deleted" : "replaced");
+    return true;
+}
+
+/* ---- resource */
+static bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    long long top;
+    char *h = holders_text(ev, s->t[ti].pid, &top);
+    bool held = strcmp(jstr(ev, "likely_cause.kind", ""), "memory_held_by_other_process") == 0 ||
+                (*h && jint(ev, "mem.free", 1ll << 62) < 1024 * MIB && !jget(ev, "likely_cause.kind"));
+    if (!held || !*h) {
+        if (held)
+            set_str(vars, "holders", "another process holds the memory");
+        else {
+            free(h);
+            return false;
+        }
+    } else {
+        set_own(vars, "holders", xasprintf("another process holds the GPU's memory: %s", h));
+    }
+    free(h);
+    if (top >= 0)
+        set_int(vars, "top_pid", top);
+    else
+        set_str(vars, "top_pid", "<pid>");
+    return true;
+}
+
+static bool m_handle_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    bool oom = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0 ||
+               (!jget(ev, "likely_cause.kind") && strcmp(jstr(ev, "mem.source", "unknown"), "unknown") != 0 &&
+                jint(ev, "mem.free", 1ll << 62) < 512 * MIB);
+    if (!oom)
+        return false;
+    long long own = own_bytes(ev, s->t[ti].pid);
+    char sz[32];
+    set_own(vars, "own_note", own > 0 ? xasprintf("; this process itself holds %s (a framework that preallocated "
+                                                  "the GPU)", fmt_size(own, sz, sizeof sz))
+                                      : xstrdup(""));
+    return true;
+}
+
+static bool m_handle_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    const char *r = jstr(ev, "reason", NULL);
+    set_own(vars, "reason_note", r && *r ? xasprintf(" (cuDNN says: \"%s\")", r) : xstrdup(""));
+    return true;
+}
+
+static char *dims_text(json_t *ev, const char *key)
+{
+    json_t *d = jget(ev, key);
+    if (!json_is_array(d))
+        return xstrdup("");
+    struct sbuf b = {0};
+    sb_printf(&b, "%.*s [", (int)strcspn(key, "."), key);
+    for (size_t i = 0; i < json_array_size(d); i++)
+        sb_printf(&b, "%s%lld", i ? "," : "", (long long)json_integer_value(json_array_get(d, i)));
+    sb_add(&b, "]");
+    return sb_take(&b);
+}
+
+/* "the forward convolution (x [32,3,224,224], w [64,3,7,7])" */
+static char *what_conv(json_t *ev)
+{
+    const char *name = jstr(ev, "ev", "");
+    if (strcmp(name, "conv_algos") == 0 || strcmp(name, "conv_exec_failed") == 0) {
+        char *x = dims_text(ev, "x.dims"), *w = dims_text(ev, "w.dims");
+        char *r = xasprintf("the %s convolution%s%s%s%s%s", jstr(ev, "op", jstr(ev, "fn", "?")), *x || *w ? " (" : "",
+                            x, *x && *w ? ", " : "", w, *x || *w ? ")" : "");
+        free(x);
+        free(w);
+        return r;
+    }
+    return xasprintf("the cuDNN graph (%s)", jstr(json_array_get(jget(ev, "ops"), 0), "op", "operation graph"));
+}
+
+static bool m_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    const char *name = jstr(ev, "ev", "");
+    long long need = -1, free_b = jint(ev, "mem.free", -1), total = jint(ev, "mem.total", -1);
+    if (strcmp(name, "conv_algos") == 0) {
+        json_t *a = jget(ev, "algos");
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            long long w = jint(json_array_get(a, i), "workspace", -1);
+            if (w > 0 && (need < 0 || w < need))
+                need = w;
+        }
+    } else {
+        need = jint(ev, "workspace", jint(ev, "likely_cause.workspace", -1));
+        free_b = jint(ev, "mem.free", jint(ev, "likely_cause.free", -1));
+        if (strcmp(name, "conv_exec_failed") == 0 && !(free_b >= 0 && need > free_b))
+            return false;
+    }
+    set_int(vars, "need", need);
+    set_int(vars, "free", free_b);
+    set_int(vars, "total", total);
+    set_int(vars, "free_mb", free_b > 0 ? free_b / MIB : 0);
+    set_own(vars, "what", what_conv(ev));
+    long long top;
+    char *h = holders_text(ev, s->t[ti].pid, &top);
+    set_own(vars, "holders_note", *h ? xasprintf("; %s", h) : xstrdup(""));
+    free(h);
+    return true;
+}
+
+static bool m_no_algo(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    set_own(vars, "what", what_conv(ev));
+    if (strcmp(jstr(ev, "ev", ""), "conv_algos") == 0) {
+        json_t *a = jget(ev, "algos");
+        struct sbuf b = {0};
+        for (size_t i = 0; i < json_array_size(a) && b.len < 200; i++) {
+            const char *st = jstr(json_array_get(a, i), "status_name", NULL);
+            if (st && (!b.s || !strstr(b.s, st)))
+                sb_printf(&b, "%s%s", b.len ? ", " : "", st);
+        }
+        char *st = sb_take(&b);
+        set_own(vars, "detail", xasprintf("all %lld algorithms returned an error (%s)",
+                                          jint(ev, "returned", (long long)json_array_size(a)), *st ? st : "?"));
+        free(st);
+    } else {
+        set_own(vars, "detail", xasprintf("%lld plans from the heuristics: %lld not supported, %lld failed otherwise",
+                                          jint(ev, "heuristics_returned", -1), jint(ev, "plans_not_supported", -1),
+                                          jint(ev, "plans_failed_other", -1)));
+    }
+    return true;
+}
+
+static bool alloc_oom_status(json_t *ev)
+{
+    /* 2 is cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY alike */
+    return jint(ev, "status", -1) == 2;
+}
+
+static bool m_alloc_fragmented(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti, (void)vars;
+    long long free_b = jint(ev, "mem.free", -1), bytes = jint(ev, "bytes", -1);
+    return alloc_oom_status(ev) && bytes > 0 && free_b >= bytes;
+}
+
+static bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    if (!alloc_oom_status(ev))
+        return false;
+    char a[32], b[32];
+    long long free_b = jint(ev, "mem.free", -1);
+    set_own(vars, "free_note", free_b >= 0 ? xasprintf("%s of %s was free", fmt_size(free_b, a, sizeof a),
+                                                       fmt_size(jint(ev, "mem.total", -1), b, sizeof b))
+                                           : xstrdup("free memory was not measured"));
+    long long top;
+    char *h = holders_text(ev, s->t[ti].pid, &top);
+    set_own(vars, "holders_note", *h ? xasprintf("; %s", h) : xstrdup(""));
+    set_own(vars, "kill_note", top >= 0 ? xasprintf("stop the other process if it is a leftover (`kill %lld`); ", top)
+                                        : xstrdup(""));
+    free(h);
+    return true;
+}
+
+/* ---- runtime */
+static bool tree_loaded_libs(struct trace_set *s, size_t ti, int depth)
+{
+    struct trace *t = &s->t[ti];
+    if (jint(t->exit, "libs", 0) > 0)
+        return true;
+    for (size_t i = 0; i < json_array_size(t->events); i++)
+        if (strcmp(jstr(json_array_get(t->events, i), "ev", ""), "lib") == 0)
+            return true;
+    for (size_t j = 0; j < s->n && depth < 32; j++)
+        if (s->t[j].parent == (int)ti && tree_loaded_libs(s, j, depth + 1))
+            return true;
+    return false;
+}
+
+static bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)ev;
+    struct trace *t = &s->t[ti];
+    if (t->parent >= 0 || !t->exit || tree_loaded_libs(s, ti, 0))
+        return false;
+    json_t *argv = jget(t->start, "argv");
+    struct sbuf b = {0};
+    for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
+        sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
+    set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
+    free(b.s);
+    set_own(vars, "seen", xasprintf("#%lld exit: %lld CUDA libraries loaded", jint(t->exit, "seq", -1),
+                                    jint(t->exit, "libs", 0)));
+    return true;
+}
+
+static char *value_text(json_t *v)
+{
+    char sz[32];
+    if (json_is_integer(v) && json_integer_value(v) >= MIB)
+        return xstrdup(fmt_size(json_integer_value(v), sz, sizeof sz));
+    if (json_is_string(v))
+        return xstrdup(json_string_value(v));
+    return v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("?");
+}
+
+static bool m_fallback(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)ev;
+    json_t *evs = events_of(s, ti);
+    struct sbuf b = {0};
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(evs); i++) {
+        json_t *e = json_array_get(evs, i);
+        if (strcmp(jstr(e, "ev", ""), "fallback") != 0)
+            continue;
+        if (n++ < 4) {
+            char *asked = value_text(jget(e, "asked")), *given = value_text(jget(e, "given"));
+            char *out = value_text(jget(e, "outcome"));
+            sb_printf(&b, "%s%s: %s, asked %s, given %s (%s) -> %s", b.len ? "; " : "", jstr(e, "fn", "?"),
+                      jstr(e, "action", "?"), asked, given, jstr(e, "why", "?"), out);
+            free(asked), free(given), free(out);
+        }
+    }
+    if (n > 4)
+        sb_printf(&b, "; and %d more", n - 4);
+    set_int(vars, "count", n);
+    set_own(vars, "actions", sb_take(&b));
+    return n > 0;
+}
+
+static bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    json_t *f = json_array_get(jget(ev, "backtrace"), 0);
+    const char *mod = jstr(f, "module", "an unknown module");
+    set_own(vars, "where", f ? xasprintf("%s+%s", mod, jstr(f, "offset", "?")) : xstrdup(mod));
+    set_str(vars, "where_base", base_name(mod));
+    long long last = jint(ev, "last_failure", -1);
+    set_str(vars, "after_note", "");
+    json_t *evs = events_of(s, ti);
+    for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
+        json_t *e = json_array_get(evs, i);
+        if (jint(e, "seq", -2) == last) {
+            char *d = describe_event(e);
+            set_own(vars, "after_note", xasprintf(", after the failure %s", d));
+            free(d);
+        }
+    }
+    return true;
+}
+
+/* ---- the tables */
+#define RULE(id, layer, sev, groups, pattern, match, title, symptom, cause, fix) \
+    {#id, layer, sev, groups, pattern, match, title, symptom, cause, fix},
+#define FAILURE(pattern, text)
+const struct rule rules[] = {
+#include "rules.def"
+};
+#undef RULE
+#undef FAILURE
+const size_t n_rules = sizeof rules / sizeof rules[0];
+
+#define RULE(...)
+#define FAILURE(pattern, text) {pattern, text},
+const struct failure_text failure_texts[] = {
+#include "rules.def"
+};
+#undef RULE
+#undef FAILURE
+const size_t n_failure_texts = sizeof failure_texts / sizeof failure_texts[0];

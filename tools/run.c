@@ -1,0 +1,200 @@
+/* run.c - `convguard run`: the program under the shim, then the report.
+ *
+ * The shim is found next to this binary (build/) or in ../lib (the installed
+ * layout), so no path has to be configured.  Settings travel as the
+ * CONVGUARD_* variables the shim reads. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+char *find_shim(void)
+{
+    const char *env = getenv("CONVGUARD_SHIM");
+    if (env && access(env, R_OK) == 0)
+        return realpath(env, NULL);
+    char exe[PATH_MAX], d[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    dir_name(exe, d, sizeof d);
+    static const char *const where[] = {"%s/libconvguard.so", "%s/../lib/libconvguard.so"};
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        char *p = xasprintf(where[i], d);
+        char *r = access(p, R_OK) == 0 ? realpath(p, NULL) : NULL;
+        free(p);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static volatile pid_t child_pid;
+
+/* A signal sent to convguard alone (kill, a batch system) goes on to the
+ * program.  One the terminal sent (Ctrl-C: si_code SI_KERNEL) already
+ * reached the whole foreground group, the program included: not twice. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (child_pid > 0 && si->si_code != SI_KERNEL)
+        kill(child_pid, sig);
+}
+
+static int mkdirs(const char *dir)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(buf, 0700);
+            *p = '/';
+        }
+    return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void set_mb(const char *name, long long mb)
+{
+    if (mb >= 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", mb);
+        setenv(name, v, 1);
+    }
+}
+
+/* dir must exist; returns the program's status, 128+signal, or 127 when it
+ * could not be started. */
+int run_traced(const struct run_opts *o, char **argv, double *started)
+{
+    char *shim = find_shim();
+    if (!shim) {
+        fprintf(stderr, "convguard: libconvguard.so is neither next to this program nor in ../lib "
+                        "(set CONVGUARD_SHIM=/path/to/libconvguard.so)\n");
+        return 127;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    char *pre = old && *old ? xasprintf("%s:%s", shim, old) : xstrdup(shim);
+    struct sigaction sa = {0}, saved[4];
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    sa.sa_sigaction = forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    *started = now_wall();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("convguard: fork");
+        return 127;
+    }
+    if (pid == 0) {
+        setenv("LD_PRELOAD", pre, 1);
+        setenv("CONVGUARD_DIR", o->dir, 1);
+        if (o->fallback)
+            setenv("CONVGUARD_FALLBACK", "1", 1);
+        if (o->quiet)
+            setenv("CONVGUARD_QUIET", "1", 1);
+        set_mb("CONVGUARD_WORKSPACE_LIMIT_MB", o->ws_mb);
+        set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
+        execvp(argv[0], argv);
+        fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    child_pid = pid;
+    for (size_t i = 0; i < 4; i++)
+        sigaction(sigs[i], &sa, &saved[i]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    child_pid = 0;
+    for (size_t i = 0; i < 4; i++)
+        sigaction(sigs[i], &saved[i], NULL);
+    free(pre);
+    free(shim);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
+}
+
+static bool parse_mb(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !*s || *end || v < 0 || v > (16ll << 20))
+        return false;
+    *out = v;
+    return true;
+}
+
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard run [--fallback] [--dir D] [--workspace-limit MB] [--reserve MB] [--quiet] -- CMD [ARG...]\n"
+               "  runs CMD with libconvguard.so preloaded; traces go to D (default $CONVGUARD_DIR or ./convguard-logs).\n"
+               "  Prints the report of this run's traces when CMD fails or a trace shows a problem.\n"
+               "  Exit status: CMD's (128+signal when it was killed).\n");
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"fallback", no_argument, 0, 'f'}, {"dir", required_argument, 0, 'd'},
+        {"workspace-limit", required_argument, 0, 'w'}, {"reserve", required_argument, 0, 'r'},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+fd:w:r:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f': o.fallback = true; break;
+        case 'd': o.dir = optarg; break;
+        case 'q': o.quiet = true; break;
+        case 'w':
+        case 'r':
+            if (!parse_mb(optarg, c == 'w' ? &o.ws_mb : &o.reserve_mb)) {
+                fprintf(stderr, "convguard run: %s is not a whole number of MiB\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': return usage(stdout, 0);
+        default: return usage(stderr, 2);
+        }
+    }
+    if (optind >= argc)
+        return usage(stderr, 2);
+    if (!o.dir)
+        o.dir = getenv("CONVGUARD_DIR") && *getenv("CONVGUARD_DIR") ? getenv("CONVGUARD_DIR") : "./convguard-logs";
+    if (mkdirs(o.dir) != 0) {
+        fprintf(stderr, "convguard run: cannot create %s: %s\n", o.dir, strerror(errno));
+        return 2;
+    }
+    /* absolute, so that a program that changes directory still writes here */
+    char *abs = realpath(o.dir, NULL);
+    o.dir = abs;
+    double started = 0;
+    int rc = run_traced(&o, argv + optind, &started);
+    if (rc == 127 && !started) {
+        free(abs);
+        return rc;
+    }
+    int problems = report_recent(o.dir, started, stderr, rc != 0 && rc != 127);
+    if (!problems && rc == 0 && !o.quiet)
+        fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);
+    free(abs);
+    return rc;
+}

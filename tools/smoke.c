@@ -1,0 +1,340 @@
+/* smoke.c - `convguard smoke`: one tiny convolution through cuDNN itself,
+ * forward and both backward passes, checked against a CPU reference, with
+ * the shim watching.  The one-batch test the seeds recommend before a long
+ * run, in a few seconds; without a GPU it stops at the first failing step and
+ * prints the report of its own trace. */
+#include <dlfcn.h>
+#include <getopt.h>
+#include <limits.h>
+#include <link.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cudnn_api.h"
+
+#define FN_PTR(name, ret, args) ret(*name) args;
+static struct {
+    CUDNN_FUNCS(FN_PTR)
+    CUDART_FUNCS(FN_PTR)
+    void (*cudnnGetLastErrorString)(char *, size_t); /* cuDNN 9 only */
+} api;
+
+/* the problem: N=2, C=3, 8x8 input, K=4 filters of 3x3, padding 1, stride 1 */
+enum { N = 2, C = 3, H = 8, W = 8, K = 4, R = 3, S = 3, PAD = 1 };
+#define XS (N * C * H * W)
+#define WS (K * C * R * S)
+#define YS (N * K * H * W)
+
+static int step_no;
+static double t_start;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void step(const char *what)
+{
+    printf("[%d] %-44s", ++step_no, what);
+    fflush(stdout);
+}
+
+static void ok(const char *detail) { printf(" ok%s%s\n", *detail ? "  " : "", detail); }
+
+static int fail_cudnn(const char *fn, cudnnStatus_t st)
+{
+    char last[512] = "";
+    if (api.cudnnGetLastErrorString)
+        api.cudnnGetLastErrorString(last, sizeof last);
+    printf(" FAILED\n    %s -> %s (%d)%s%s\n", fn, status_name(fn, st) ?: (api.cudnnGetErrorString ? api.cudnnGetErrorString(st) : "?"),
+           st, *last ? "; cuDNN says: " : "", last);
+    return 1;
+}
+
+static int fail_cuda(const char *fn, cudaError_t st)
+{
+    printf(" FAILED\n    %s -> %s (%d)\n", fn, status_name(fn, st) ?: "?", st);
+    return 1;
+}
+
+#define CK(call, fn)                                       \
+    do {                                                   \
+        cudnnStatus_t st_ = (call);                        \
+        if (st_ != CUDNN_STATUS_SUCCESS)                   \
+            return fail_cudnn(fn, st_);                    \
+    } while (0)
+#define CU(call, fn)                                       \
+    do {                                                   \
+        cudaError_t st_ = (call);                          \
+        if (st_ != cudaSuccess)                            \
+            return fail_cuda(fn, st_);                     \
+    } while (0)
+
+static void *load_first(const char *const *names, size_t n, char *which, size_t wn)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        struct link_map *lm = NULL;
+        if (h) {
+            snprintf(which, wn, "%s", dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm ? lm->l_name : names[i]);
+            return h;
+        }
+    }
+    snprintf(which, wn, "%s", dlerror() ?: "?");
+    return NULL;
+}
+
+static int load(const char *want)
+{
+    char path[PATH_MAX], d[PATH_MAX], v[32], msg[PATH_MAX + 200];
+    step("load cuDNN");
+    const char *const names[] = {want ? want : "libcudnn.so.9", "libcudnn.so.8", "/usr/local/cuda/lib64/libcudnn.so.9",
+                                 "/usr/local/cuda/lib/libcudnn.so.9"};
+    void *h = load_first(names, want ? 1 : 4, path, sizeof path);
+    if (!h) {
+        printf(" FAILED\n    %s\n", path);
+        return 1;
+    }
+#define RESOLVE(lib, name)                                           \
+    if (!(*(void **)&api.name = dlsym(lib, #name))) {                \
+        printf(" FAILED\n    %s: no %s in it\n", path, #name);      \
+        return 1;                                                    \
+    }
+#define FN_CUDNN(name, ret, args) RESOLVE(h, name)
+    CUDNN_FUNCS(FN_CUDNN)
+    *(void **)&api.cudnnGetLastErrorString = dlsym(h, "cudnnGetLastErrorString");
+    size_t ver = api.cudnnGetVersion(), rt = api.cudnnGetCudartVersion();
+    snprintf(msg, sizeof msg, "%s (%s, for CUDA %zu)", path, fmt_cudnn_ver((long long)ver, v, sizeof v), rt / 1000);
+    ok(msg);
+
+    /* the CUDA runtime cuDNN was built for: next to it first, as wheels and toolkits lay them out */
+    step("load the CUDA runtime");
+    char soname[64], beside[PATH_MAX + 64];
+    snprintf(soname, sizeof soname, "libcudart.so.%zu", rt / 1000);
+    snprintf(beside, sizeof beside, "%s/%s", dir_name(path, d, sizeof d), soname);
+    char *wheel = xasprintf("%s/../../cuda_runtime/lib/%s", d, soname);
+    const char *const rts[] = {beside, wheel, soname, "/usr/local/cuda/lib64/libcudart.so"};
+    void *r = load_first(rts, 4, path, sizeof path);
+    free(wheel);
+    if (!r) {
+        printf(" FAILED\n    %s\n", path);
+        return 1;
+    }
+#define FN_CUDART(name, ret, args) RESOLVE(r, name)
+    CUDART_FUNCS(FN_CUDART)
+    ok(path);
+    return 0;
+}
+
+/* y = conv(x, w); dx = conv^T(dy, w); dw = corr(x, dy) - plain loops */
+static void reference(const float *x, const float *w, const float *dy, float *y, float *dx, float *dw)
+{
+    memset(y, 0, YS * sizeof *y), memset(dx, 0, XS * sizeof *dx), memset(dw, 0, WS * sizeof *dw);
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++)
+            for (int oh = 0; oh < H; oh++)
+                for (int ow = 0; ow < W; ow++)
+                    for (int c = 0; c < C; c++)
+                        for (int r = 0; r < R; r++)
+                            for (int s = 0; s < S; s++) {
+                                int ih = oh - PAD + r, iw = ow - PAD + s;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+                                    continue;
+                                int xi = ((n * C + c) * H + ih) * W + iw, wi = ((k * C + c) * R + r) * S + s;
+                                int yi = ((n * K + k) * H + oh) * W + ow;
+                                y[yi] += x[xi] * w[wi];
+                                dx[xi] += dy[yi] * w[wi];
+                                dw[wi] += dy[yi] * x[xi];
+                            }
+}
+
+static double max_err(const float *a, const float *b, int n)
+{
+    double e = 0;
+    for (int i = 0; i < n; i++)
+        e = fmax(e, fabs((double)a[i] - b[i]) / (1 + fabs((double)b[i])));
+    return e;
+}
+
+static int compare(const char *what, const float *got, const float *want, int n, double *worst)
+{
+    double e = max_err(got, want, n);
+    *worst = fmax(*worst, e);
+    char msg[96];
+    snprintf(msg, sizeof msg, "matches the CPU (max relative error %.1e)", e);
+    if (e > 1e-3) {
+        printf(" FAILED\n    %s differs from the CPU reference: max relative error %.3g\n", what, e);
+        return 1;
+    }
+    ok(msg);
+    return 0;
+}
+
+static int smoke_steps(const char *want)
+{
+    if (load(want))
+        return 1;
+    cudnnHandle_t h;
+    step("create the cuDNN handle (cudnnCreate)");
+    CK(api.cudnnCreate(&h), "cudnnCreate");
+    ok("");
+
+    TD xd, yd;
+    FD wd;
+    CD cd;
+    int on, oc, oh, ow;
+    step("describe a 2x3x8x8 input, 4 filters of 3x3");
+    CK(api.cudnnCreateTensorDescriptor(&xd), "cudnnCreateTensorDescriptor");
+    CK(api.cudnnCreateTensorDescriptor(&yd), "cudnnCreateTensorDescriptor");
+    CK(api.cudnnCreateFilterDescriptor(&wd), "cudnnCreateFilterDescriptor");
+    CK(api.cudnnCreateConvolutionDescriptor(&cd), "cudnnCreateConvolutionDescriptor");
+    CK(api.cudnnSetTensor4dDescriptor(xd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, C, H, W), "cudnnSetTensor4dDescriptor");
+    CK(api.cudnnSetFilter4dDescriptor(wd, CG_CUDNN_DATA_FLOAT, CG_CUDNN_TENSOR_NCHW, K, C, R, S), "cudnnSetFilter4dDescriptor");
+    CK(api.cudnnSetConvolution2dDescriptor(cd, PAD, PAD, 1, 1, 1, 1, CG_CUDNN_CROSS_CORRELATION, CG_CUDNN_DATA_FLOAT),
+       "cudnnSetConvolution2dDescriptor");
+    CK(api.cudnnSetConvolutionMathType(cd, CG_CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    CK(api.cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow), "cudnnGetConvolution2dForwardOutputDim");
+    if (on != N || oc != K || oh != H || ow != W) {
+        printf(" FAILED\n    output %dx%dx%dx%d, expected %dx%dx%dx%d\n", on, oc, oh, ow, N, K, H, W);
+        return 1;
+    }
+    CK(api.cudnnSetTensor4dDescriptor(yd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, K, H, W), "cudnnSetTensor4dDescriptor");
+    ok("");
+
+    cudnnConvolutionFwdAlgoPerf_t fp[8], bdp[8], bfp[8];
+    int nf = 0, nbd = 0, nbf = 0;
+    step("algorithm lookup (..._v7: fwd, bwd data, bwd filter)");
+    CK(api.cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 8, &nf, fp), "cudnnGetConvolutionForwardAlgorithm_v7");
+    CK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 8, &nbd, bdp),
+       "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    CK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 8, &nbf, bfp),
+       "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    if (!nf || !nbd || !nbf || fp[0].status || bdp[0].status || bfp[0].status) {
+        printf(" FAILED\n    no usable algorithm (forward %d, backward data %d, backward filter %d)\n", nf, nbd, nbf);
+        return 1;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "algorithms %d, %d, %d", fp[0].algo, bdp[0].algo, bfp[0].algo);
+    ok(msg);
+
+    size_t w1 = 0, w2 = 0, w3 = 0;
+    step("workspace sizes and cudaMalloc");
+    CK(api.cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, fp[0].algo, &w1), "cudnnGetConvolutionForwardWorkspaceSize");
+    CK(api.cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, bdp[0].algo, &w2),
+       "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    CK(api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, bfp[0].algo, &w3),
+       "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    size_t wsz = w1 > w2 ? w1 : w2;
+    wsz = wsz > w3 ? wsz : w3;
+    float hx[XS], hw[WS], hdy[YS], ry[YS], rdx[XS], rdw[WS], got_y[YS], got_dx[XS], got_dw[WS];
+    srand(7);
+    for (int i = 0; i < XS; i++)
+        hx[i] = (float)(rand() % 17 - 8) / 8;
+    for (int i = 0; i < WS; i++)
+        hw[i] = (float)(rand() % 13 - 6) / 6;
+    for (int i = 0; i < YS; i++)
+        hdy[i] = (float)(rand() % 11 - 5) / 5;
+    reference(hx, hw, hdy, ry, rdx, rdw);
+    void *dx_, *dw_, *dy_, *dgx, *dgw, *ws = NULL;
+    CU(api.cudaMalloc(&dx_, sizeof hx), "cudaMalloc");
+    CU(api.cudaMalloc(&dw_, sizeof hw), "cudaMalloc");
+    CU(api.cudaMalloc(&dy_, sizeof hdy), "cudaMalloc");
+    CU(api.cudaMalloc(&dgx, sizeof hx), "cudaMalloc");
+    CU(api.cudaMalloc(&dgw, sizeof hw), "cudaMalloc");
+    if (wsz)
+        CU(api.cudaMalloc(&ws, wsz), "cudaMalloc");
+    CU(api.cudaMemcpy(dx_, hx, sizeof hx, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    CU(api.cudaMemcpy(dw_, hw, sizeof hw, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    snprintf(msg, sizeof msg, "workspace %zu bytes", wsz);
+    ok(msg);
+
+    float one = 1, zero = 0;
+    double worst = 0;
+    step("forward (cudnnConvolutionForward)");
+    CK(api.cudnnConvolutionForward(h, &one, xd, dx_, wd, dw_, cd, fp[0].algo, ws, wsz, &zero, yd, dy_), "cudnnConvolutionForward");
+    CU(api.cudaMemcpy(got_y, dy_, sizeof got_y, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("forward", got_y, ry, YS, &worst))
+        return 1;
+    CU(api.cudaMemcpy(dy_, hdy, sizeof hdy, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    step("backward data (cudnnConvolutionBackwardData)");
+    CK(api.cudnnConvolutionBackwardData(h, &one, wd, dw_, yd, dy_, cd, bdp[0].algo, ws, wsz, &zero, xd, dgx),
+       "cudnnConvolutionBackwardData");
+    CU(api.cudaMemcpy(got_dx, dgx, sizeof got_dx, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("backward data", got_dx, rdx, XS, &worst))
+        return 1;
+    step("backward filter (cudnnConvolutionBackwardFilter)");
+    CK(api.cudnnConvolutionBackwardFilter(h, &one, xd, dx_, yd, dy_, cd, bfp[0].algo, ws, wsz, &zero, wd, dgw),
+       "cudnnConvolutionBackwardFilter");
+    CU(api.cudaMemcpy(got_dw, dgw, sizeof got_dw, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("backward filter", got_dw, rdw, WS, &worst))
+        return 1;
+    api.cudaFree(dx_), api.cudaFree(dw_), api.cudaFree(dy_), api.cudaFree(dgx), api.cudaFree(dgw);
+    if (ws)
+        api.cudaFree(ws);
+    api.cudnnDestroy(h);
+    printf("smoke: ok: cuDNN forward, backward data and backward filter match the CPU (max relative error %.1e) in %.2f s\n",
+           worst, now() - t_start);
+    return 0;
+}
+
+static bool preloaded(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+    return p && strstr(p, "libconvguard.so");
+}
+
+int cmd_smoke(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"dir", required_argument, 0, 'd'}, {"cudnn", required_argument, 0, 'c'},
+                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *dir = NULL, *want = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "d:c:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'c': want = optarg; break;
+        default:
+            fprintf(c == 'h' ? stdout : stderr, "usage: convguard smoke [--dir D] [--cudnn PATH/libcudnn.so.N]\n");
+            return c == 'h' ? 0 : 2;
+        }
+    }
+    t_start = now();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (preloaded())
+        return smoke_steps(want);
+    /* not under the shim yet: run ourselves under it, then read our trace */
+    char tmpl[] = "/tmp/convguard-smoke.XXXXXX";
+    if (!dir && !(dir = mkdtemp(tmpl))) {
+        perror("convguard smoke: mkdtemp");
+        return 2;
+    }
+    mkdir(dir, 0700);
+    char *abs = realpath(dir, NULL), self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (!abs || n <= 0) {
+        fprintf(stderr, "convguard smoke: cannot use %s\n", dir);
+        return 2;
+    }
+    self[n] = 0;
+    char *args[] = {self, "smoke", want ? "--cudnn" : NULL, (char *)want, NULL};
+    struct run_opts o = {.dir = abs, .quiet = true, .ws_mb = -1, .reserve_mb = -1};
+    double started = 0;
+    printf("convguard smoke: traces in %s\n", abs);
+    int rc = run_traced(&o, args, &started);
+    if (rc != 0) {
+        printf("smoke: FAILED in %.2f s; what the trace says:\n", now() - t_start);
+        report_recent(abs, started, stdout, true);
+    } else if (report_recent(abs, started, stdout, false)) {
+        rc = 1; /* it ran, but the trace shows a problem (a fallback, say) */
+    }
+    free(abs);
+    return rc;
+}
