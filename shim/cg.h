@@ -18,6 +18,11 @@
 #define CG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CG_UNPAREN(...) __VA_ARGS__
+/* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
+ * m re-initialised (shim.c), so that it never inherits it locked by a thread
+ * that does not exist in the child, whatever the other threads were doing. */
+#define CG_FORK_REINIT(m)                                                                                     \
+    static pthread_mutex_t *const cg_fork_mutex_##m __attribute__((used, section("cg_fork_mutexes"))) = &m
 
 #ifndef CONVGUARD_VERSION
 #define CONVGUARD_VERSION "0.0.0"
@@ -105,8 +110,11 @@ struct cg_config {
     long long max_mb;             /* trace size cap */
     char extra_libs[512];         /* CONVGUARD_EXTRA_LIBS: more name prefixes to trace */
     bool crash;                   /* CONVGUARD_CRASH (default 1): crash events (crash.c) */
-    bool no_libunwind;            /* CONVGUARD_NO_LIBUNWIND=1: glibc's unwinder even when libunwind exists */
+    int unwind;                   /* CONVGUARD_UNWIND: enum cg_unwind (crash.c) */
 };
+/* auto: libunwind or glibc's unwinder when the process already has it
+ * (never adds a library); libunwind / glibc: load that one at start */
+enum cg_unwind { CG_UNWIND_AUTO, CG_UNWIND_LIBUNWIND, CG_UNWIND_GLIBC, CG_UNWIND_NONE };
 extern struct cg_config cg_cfg;
 void cg_config_load(void);
 const char *cg_getenv(const char *name); /* reads environ directly, usable before libc's own init */
@@ -203,6 +211,7 @@ int cg_caller_family(const void *caller);
 /* ---- crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
 void cg_crash_install(void);
 void cg_crash_after_fork(void);
+void cg_crash_after_load(void); /* a dlopen added objects: an unwinder may have arrived (auto) */
 const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
 
 /* ---- objsnap.c: a copy of the link map that signal handlers can read */

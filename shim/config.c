@@ -71,7 +71,7 @@ static bool list_ok(const char *s)
  * when turned into bytes. */
 #define CG_MAX_MB (16ll << 20)
 
-enum opt_kind { OPT_DIR, OPT_FLAG, OPT_MB, OPT_LIST };
+enum opt_kind { OPT_DIR, OPT_FLAG, OPT_MB, OPT_LIST, OPT_UNWIND };
 static const struct option {
     const char *name;
     enum opt_kind kind;
@@ -86,9 +86,11 @@ static const struct option {
     {"CONVGUARD_MAX_MB", OPT_MB, &cg_cfg.max_mb, 1ll << 20},
     {"CONVGUARD_EXTRA_LIBS", OPT_LIST, cg_cfg.extra_libs, 0},
     {"CONVGUARD_CRASH", OPT_FLAG, &cg_cfg.crash, 0},
-    {"CONVGUARD_NO_LIBUNWIND", OPT_FLAG, &cg_cfg.no_libunwind, 0},
+    {"CONVGUARD_UNWIND", OPT_UNWIND, &cg_cfg.unwind, 0},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
+/* read by the CLI and the examples, not by the shim: not typos */
+static const char *const others[] = {"CONVGUARD_SHIM", "CONVGUARD_DEMO_DOUBLES"};
 
 /* A CONVGUARD_* name that is no setting is most likely a typo: say so. */
 static void warn_unknown(void)
@@ -101,6 +103,8 @@ static void warn_unknown(void)
         bool known = false;
         for (size_t i = 0; i < NOPTIONS && !known; i++)
             known = strlen(options[i].name) == n && strncmp(options[i].name, *e, n) == 0;
+        for (size_t i = 0; i < sizeof others / sizeof others[0] && !known; i++)
+            known = strlen(others[i]) == n && strncmp(others[i], *e, n) == 0;
         if (!known) {
             char name[64];
             size_t k = n < sizeof name - 1 ? n : sizeof name - 1;
@@ -141,6 +145,17 @@ void cg_config_load(void)
                 *(long long *)o->dst = mb;
             else
                 cg_warn(o->name, " is not a whole number of MiB in range; ignored");
+            break;
+        }
+        case OPT_UNWIND: {
+            static const char *const names[] = {"auto", "libunwind", "glibc", "none"};
+            size_t k = 0;
+            while (k < 4 && strcmp(v, names[k]) != 0)
+                k++;
+            if (k < 4)
+                *(int *)o->dst = (int)k;
+            else
+                cg_warn(o->name, " is not auto, libunwind, glibc or none; using auto");
             break;
         }
         case OPT_LIST:

@@ -13,10 +13,11 @@
  * Everything here is async-signal-safe: no malloc, no stdio, no locks.  The
  * event is built on the stack by trace.c's allocation-free builder, written
  * by one write(2).  Module names come from objsnap.c's copy of the link map,
- * never from the dynamic loader.  The unwinder is chosen at start:
- *  - libunwind (libunwind.so.8, dlopen'ed at start, never required, never
- *    loaded later): unw_init_local2 on the signal's own context;
- *  - otherwise glibc's backtrace(), called once at start because its first
+ * never from the dynamic loader.  The unwinder (never loaded in a handler;
+ * see choose_unwinder for when it is picked):
+ *  - libunwind (libunwind.so.8, never required): unw_init_local2 on the
+ *    signal's own context;
+ *  - otherwise glibc's backtrace(), called once beforehand because its first
  *    call dlopens libgcc_s (not safe in a handler); libgcc unwinds through
  *    the signal frame, and the frames before the interrupted one (ours) are
  *    skipped;
@@ -174,7 +175,8 @@ static int unwind_libunwind(ucontext_t *uc, uintptr_t *out)
 {
     uintptr_t cursor[UNW_CURSOR_WORDS];
     int n = 0;
-    if (!unw.init_local2 || unw.init_local2(cursor, uc, 1 /* UNW_INIT_SIGNAL_FRAME */) != 0)
+    int (*init)(void *, void *, int) = __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE);
+    if (!init || init(cursor, uc, 1 /* UNW_INIT_SIGNAL_FRAME */) != 0)
         return 0;
     do {
         uintptr_t ip = 0;
@@ -249,9 +251,9 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
     int n = 0;
     const char *how = "none";
     uintptr_t pc = uc ? pc_of(uc) : 0;
-    if (uc && unw.init_local2 && (n = unwind_libunwind(uc, frames)) > 0)
+    if (uc && __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) && (n = unwind_libunwind(uc, frames)) > 0)
         how = "libunwind";
-    else if (uc && glibc_bt && (n = unwind_glibc(pc, frames)) > 0)
+    else if (uc && __atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE) && (n = unwind_glibc(pc, frames)) > 0)
         how = "glibc";
     if (n == 0 && uc)
         frames[n++] = pc;
@@ -362,33 +364,86 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
     hand_on(i, sig, si, uc);
 }
 
-/* ---- installation, once at start */
-static void load_unwinder(void)
+/* ---- choosing the unwinder, outside any handler
+ *
+ * CONVGUARD_UNWIND=auto (the default) never adds a library to the process:
+ * the program's maps stay exactly what they would be without the shim.  It
+ * uses libunwind.so.8 when the program has it mapped, else glibc's unwinder
+ * when libgcc_s.so.1 is mapped (every C++ program: PyTorch, TensorFlow and
+ * JAX all bring it in), checked at start and again after each dlopen that
+ * added objects.  =libunwind / =glibc load that one at start (the machine
+ * must have it); =none keeps just the pc. */
+static int mapped_cb(const struct cg_obj *o, void *arg)
+{
+    const char *want = arg;
+    return cg_starts_with(cg_basename(o->name), want);
+}
+static bool mapped(const char *prefix) { return cg_elf_each_obj(mapped_cb, (void *)prefix) != 0; }
+
+static bool use_libunwind(bool load)
 {
 #ifdef UNW_LIB
-    if (!cg_cfg.no_libunwind && cg_dl.dlopen) {
-        void *h = cg_dl.dlopen(UNW_LIB, RTLD_NOW | RTLD_LOCAL);
-        if (h) {
-            unw.step = (int (*)(void *))cg_dl.dlsym(h, UNW_STEP);
-            unw.get_reg = (int (*)(void *, int, uintptr_t *))cg_dl.dlsym(h, UNW_GET_REG);
-            if (unw.step && unw.get_reg)
-                unw.init_local2 = (int (*)(void *, void *, int))cg_dl.dlsym(h, UNW_INIT_LOCAL2);
-            if (unw.init_local2)
-                return;
-            cg_dl.dlclose(h);
+    if (!cg_dl.dlopen)
+        return false;
+    void *h = cg_dl.dlopen(UNW_LIB, RTLD_NOW | RTLD_LOCAL | (load ? 0 : RTLD_NOLOAD));
+    if (h) {
+        unw.step = (int (*)(void *))cg_dl.dlsym(h, UNW_STEP);
+        unw.get_reg = (int (*)(void *, int, uintptr_t *))cg_dl.dlsym(h, UNW_GET_REG);
+        void *init = unw.step && unw.get_reg ? cg_dl.dlsym(h, UNW_INIT_LOCAL2) : NULL;
+        if (init) {
+            __atomic_store_n(&unw.init_local2, (int (*)(void *, void *, int))init, __ATOMIC_RELEASE);
+            return true;
         }
-        /* leave no dlerror() text behind for the program */
-        cg_dl.dlerror();
+        cg_dl.dlclose(h);
     }
+    cg_dl.dlerror(); /* leave no dlerror() text behind for the program */
+#else
+    (void)load;
 #endif
-    /* Warm glibc's unwinder: its first call loads libgcc_s. */
+    return false;
+}
+
+static void use_glibc(void)
+{
+    /* The first backtrace() dlopens libgcc_s: do it here, never in a handler. */
     void *one[2];
-    glibc_bt = backtrace(one, 2) > 0;
+    if (backtrace(one, 2) > 0)
+        __atomic_store_n(&glibc_bt, true, __ATOMIC_RELEASE);
+}
+
+static void choose_unwinder(bool at_start)
+{
+    if (__atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE))
+        return;
+    switch (cg_cfg.unwind) {
+    case CG_UNWIND_LIBUNWIND:
+        if (at_start && !use_libunwind(true))
+            use_glibc(); /* asked for, but the machine has none */
+        break;
+    case CG_UNWIND_GLIBC:
+        if (at_start)
+            use_glibc();
+        break;
+    case CG_UNWIND_AUTO:
+        if (mapped("libunwind.so.8") && use_libunwind(false))
+            break;
+        if (!__atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE) && mapped("libgcc_s.so"))
+            use_glibc();
+        break;
+    }
+}
+
+void cg_crash_after_load(void)
+{
+    if (cg_cfg.crash && cg_cfg.unwind == CG_UNWIND_AUTO)
+        choose_unwinder(false);
 }
 
 const char *cg_crash_unwinder(void)
 {
-    return unw.init_local2 ? "libunwind" : glibc_bt ? "glibc" : "none";
+    return __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) ? "libunwind"
+           : __atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE)      ? "glibc"
+                                                               : "none";
 }
 
 void cg_crash_install(void)
@@ -396,7 +451,7 @@ void cg_crash_install(void)
     if (!cg_cfg.crash)
         return;
     int saved = errno;
-    load_unwinder();
+    choose_unwinder(true);
     cg_objsnap_refresh();
     for (int i = 0; i < NFATAL; i++) {
         struct sigaction cur;

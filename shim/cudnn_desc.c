@@ -77,6 +77,7 @@ static void *sub_sym(int slot, const char *dir, size_t dirlen, const char *name)
 }
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(cache_lock);
 static struct {
     uint64_t gen;
     const void *dispatcher_base;

@@ -78,8 +78,10 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     int saved = errno; /* what the real call left: the program must see that */
     if (h) {
         bool added = cg_elf_adds() != adds;
-        if (added)
+        if (added) {
             cg_objsnap_refresh(); /* module names for crash backtraces */
+            cg_crash_after_load();
+        }
         if (traced || added) {
             cg_libs_after_open(file, flags, caller, h, traced);
             /* recording may have called into the library: leave no error behind */

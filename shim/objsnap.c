@@ -38,6 +38,7 @@ static struct snap bufs[2];
 static _Atomic int published = -1;
 static _Atomic int readers[2];
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(writer);
 static char exe[1024];
 
 static int add_obj(const struct cg_obj *o, void *arg)
@@ -77,10 +78,10 @@ void cg_objsnap_refresh(void)
     pthread_mutex_unlock(&writer);
 }
 
-/* A forked child has one thread: nobody holds the writer lock or reads. */
+/* A forked child has one thread: nobody reads (the writer lock is
+ * re-initialised with the others, CG_FORK_REINIT). */
 void cg_objsnap_after_fork(void)
 {
-    pthread_mutex_init(&writer, NULL);
     atomic_store(&readers[0], 0);
     atomic_store(&readers[1], 0);
 }

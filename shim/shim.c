@@ -178,8 +178,14 @@ static void lazy_open(void)
         start_event(parent);
 }
 
+/* the mutexes marked CG_FORK_REINIT, gathered by the linker */
+extern pthread_mutex_t *const __start_cg_fork_mutexes[] __attribute__((weak, visibility("hidden")));
+extern pthread_mutex_t *const __stop_cg_fork_mutexes[] __attribute__((weak, visibility("hidden")));
+
 static void after_fork_child(void)
 {
+    for (pthread_mutex_t *const *m = __start_cg_fork_mutexes; m && m < __stop_cg_fork_mutexes; m++)
+        pthread_mutex_init(*m, NULL);
     cg_objsnap_after_fork();
     if (!atomic_load(&cg.traced))
         return;

@@ -1,7 +1,8 @@
-# t_threads.sh - 64 threads x 100,000 hooked calls (cuMemFree_v2 succeeding,
-# every 100th a failing cuMemAlloc_v2 that writes an event), with a fork in
-# the middle: no torn or interleaved line, counters exact in parent and
-# child, no deadlock.  CG_THREADS_ITERS scales the calls (make check-tsan).
+# t_threads.sh - 64 threads x 100,000 hooked calls (cuMemFree_v2 succeeding;
+# every 100th failing, cuMemRelease and cuMemAlloc_v2 in turn, each writing
+# an event), with a fork in the middle: no torn or interleaved line, counters
+# exact in parent and child, no deadlock.  CG_THREADS_ITERS scales the calls
+# (make check-tsan).
 source "$(dirname "$0")/../lib.sh"
 P=$ROBUST/prog_threads
 N=64
@@ -20,13 +21,16 @@ child=$(grep -l '"forked_from"' $ours)
 check "two traces: the parent's and the forked child's" test "$(echo "$parent" | wc -w) $(echo "$child" | wc -w)" = "1 1"
 check "every line of both is one whole JSON object" bash -c "jq -c . $parent $child >/dev/null && [ \$(jq -c . $parent $child | wc -l) = \$(cat $parent $child | wc -l) ]"
 check "seq: sorted, 0..n-1 in each file (no line lost or doubled)" traces_valid "$D"
-check "parent: one call_failed line per failed call" jqt "$parent" "map(select(.ev==\"call_failed\")) | length == $((N * (I / F)))"
-check "parent: exit.calls exact" jqt "$parent" "map(select(.ev==\"exit\"))[0] | .calls.cuMemFree_v2 == $((N * (I - I / F))) and .calls.cuMemAlloc_v2 == $((N * (I / F))) and .fails.cuMemAlloc_v2 == $((N * (I / F))) and .events_dropped == 0"
+R=$((N * (I / F / 2))) # failing cuMemRelease calls (as many cuMemAlloc_v2)
+check "parent: one call_failed line per failed cuMemRelease" jqt "$parent" "map(select(.ev == \"call_failed\" and .fn == \"cuMemRelease\")) | length == $R"
+check "parent: alloc_failed lines (the first 256 written, the rest counted)" \
+    jqt "$parent" "(map(select(.ev == \"alloc_failed\")) | length) == ([256, $R] | min) and .[-1].gpu_mem.alloc_failed_unwritten == $R - ([256, $R] | min)"
+check "parent: exit.calls and exit.fails exact" jqt "$parent" "map(select(.ev==\"exit\"))[0] | .calls.cuMemFree_v2 == $((N * (I - I / F))) and .calls.cuMemRelease == $R and .calls.cuMemAlloc_v2 == $R and .fails.cuMemRelease == $R and .fails.cuMemAlloc_v2 == $R and .events_dropped == 0"
 check "parent: events from all $N threads" jqt "$parent" "[.[] | select(.ev==\"call_failed\") | .tid] | unique | length == $N"
 check "child: start links to the parent (forked_from, ppid)" \
     jq -e -s --slurpfile p "$parent" '.[0].ev == "start" and .[0].forked_from == $p[0].pid and .[0].ppid == $p[0].pid' "$child"
 check "child: its own counts only (4 threads x 1000 calls)" \
-    jqt "$child" 'map(select(.ev=="exit"))[0] | .calls.cuMemFree_v2 == 3960 and .calls.cuMemAlloc_v2 == 40 and .fails.cuMemAlloc_v2 == 40'
-check "child: 40 call_failed lines, first line start (opened once by racing threads)" \
-    jqt "$child" '(map(select(.ev=="call_failed")) | length == 40) and (map(select(.ev=="start")) | length == 1) and .[0].ev == "start"'
+    jqt "$child" 'map(select(.ev=="exit"))[0] | .calls.cuMemFree_v2 == 3960 and .calls.cuMemRelease == 20 and .calls.cuMemAlloc_v2 == 20 and .fails.cuMemRelease == 20'
+check "child: 20 call_failed lines, first line start (opened once by racing threads)" \
+    jqt "$child" '(map(select(.ev == "call_failed")) | length == 20) and (map(select(.ev=="start")) | length == 1) and .[0].ev == "start"'
 finish

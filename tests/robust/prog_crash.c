@@ -10,6 +10,7 @@
  *   prog_crash child_segv   fork; the child segfaults before anything else;
  *                           the parent prints "child signal N" and exits 0
  *   prog_crash thread_segv  a second thread segfaults
+ * CG_DLOPEN=name: first dlopen that library (say libgcc_s.so.1).
  * CG_FAIL_FIRST=1: first make one failing hooked call (cuMemAlloc_v2 of the
  * libcuda.so.1 double without cuInit), so that the crash has a last failure. */
 #ifndef _GNU_SOURCE
@@ -89,6 +90,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    const char *lib = getenv("CG_DLOPEN");
+    if (lib && !dlopen(lib, RTLD_NOW))
+        return 5;
     const char *ff = getenv("CG_FAIL_FIRST");
     if (ff && *ff == '1') {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);

@@ -3,12 +3,16 @@
  *
  *   prog_threads THREADS ITERS FAIL_EVERY [fork|kill|forever]
  *
- * Loads the libcuda.so.1 double with dlopen and resolves cuMemFree_v2 and
- * cuMemAlloc_v2 with dlsym (the shim hands out its entries).  Each thread
- * makes ITERS calls: every FAIL_EVERY-th is cuMemAlloc_v2(&p, 0), which fails
- * with CUDA_ERROR_INVALID_VALUE (1) and makes the shim write a call_failed
- * event; the others are cuMemFree_v2(0), which succeeds (counter only).
- * Neither takes a lock in the double, so a fork from a busy process is safe.
+ * Loads the libcuda.so.1 double with dlopen and resolves its functions with
+ * dlsym (the shim hands out its entries).  Each thread makes ITERS calls:
+ * cuMemFree_v2(0), which succeeds (the shim only counts it), and every
+ * FAIL_EVERY-th a failing one, returning CUDA_ERROR_INVALID_VALUE (1):
+ *   CG_FAIL_KIND=release  cuMemRelease(0): a call_failed event each time
+ *   CG_FAIL_KIND=alloc    cuMemAlloc_v2(&p, 0): an alloc_failed event (the
+ *                         shim writes the first 256, counts the rest), which
+ *                         takes the shim's failure locks and asks the double
+ *                         for free memory (under its lock)
+ *   mixed (default)       release and alloc in turn
  *   fork     thread 0 forks half-way; the child runs 4 threads x 1000 calls
  *            the same way and exits; the parent waits for it
  *   kill     after the calls, the process sends itself SIGKILL
@@ -22,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +37,9 @@ typedef int (*alloc_t)(unsigned long long *, size_t);
 typedef int (*free_t)(unsigned long long);
 static alloc_t mem_alloc;
 static free_t mem_free;
+static int (*mem_release)(unsigned long long);
 static int (*ctx_set)(void *);
+static int fail_kind; /* 0 release, 1 alloc, 2 mixed */
 static void *ctx;
 static long iters, fail_every;
 static const char *mode = "";
@@ -58,7 +65,8 @@ static void run_calls(long n, long fork_at)
         }
         unsigned long long p;
         if (i % fail_every == fail_every - 1) {
-            if (mem_alloc(&p, 0) != 1)
+            bool alloc = fail_kind == 1 || (fail_kind == 2 && (i / fail_every) % 2 == 1);
+            if ((alloc ? mem_alloc(&p, 0) : mem_release(0)) != 1)
                 atomic_fetch_add(&wrong, 1);
             atomic_fetch_add(&fails, 1);
         } else if (mem_free(0) != 0) {
@@ -115,8 +123,11 @@ int main(int argc, char **argv)
     ctx_set = (int (*)(void *))dlsym(h, "cuCtxSetCurrent");
     mem_alloc = (alloc_t)dlsym(h, "cuMemAlloc_v2");
     mem_free = (free_t)dlsym(h, "cuMemFree_v2");
+    mem_release = (free_t)dlsym(h, "cuMemRelease");
+    const char *kind = getenv("CG_FAIL_KIND");
+    fail_kind = !kind ? 2 : !strcmp(kind, "release") ? 0 : !strcmp(kind, "alloc") ? 1 : 2;
     int dev;
-    if (!init || !dev_get || !retain || !ctx_set || !mem_alloc || !mem_free || init(0) || dev_get(&dev, 0) ||
+    if (!init || !dev_get || !retain || !ctx_set || !mem_alloc || !mem_free || !mem_release || init(0) || dev_get(&dev, 0) ||
         retain(&ctx, dev))
         return 3;
     pthread_t *t = calloc((size_t)nthreads, sizeof *t);
