@@ -158,9 +158,9 @@ static void start_event(pid_t forked_from)
     cg_ev_bool(&e, "fallback", cg_cfg.fallback);
     cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
     cg_ev_i64(&e, "reserve_mb", cg_cfg.reserve_mb);
+    cg_ev_close(&e, '}');
     cg_ev_i64(&e, "max_mb", cg_cfg.max_mb);
     cg_ev_str(&e, "crash_unwinder", cg_cfg.crash ? cg_crash_unwinder() : "off");
-    cg_ev_close(&e, '}');
     cg_ev_end(&e);
 }
 

@@ -83,11 +83,19 @@ static void put_escaped(struct cg_ev *e, const char *s, size_t n)
         } else if (c >= 0x80) {
             /* Bytes that are not valid UTF-8 would make the line invalid JSON:
              * pass well-formed sequences, escape the rest as \u00XX. */
-            size_t len = (c >= 0xf0 && c < 0xf8) ? 4 : (c >= 0xe0) ? 3 : (c >= 0xc2 && c < 0xe0) ? 2 : 0;
+            size_t len = (c >= 0xf0 && c <= 0xf4) ? 4 : (c >= 0xe0 && c < 0xf0) ? 3 : (c >= 0xc2 && c < 0xe0) ? 2 : 0;
             bool ok = len && i + len <= n;
-            for (size_t k = 1; ok && k < len; k++)
+            unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+            for (size_t k = 1; ok && k < len; k++) {
                 ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-            if (ok && len <= 4 && !(c >= 0xf8)) {
+                cp = cp << 6 | ((unsigned char)s[i + k] & 0x3f);
+            }
+            /* no overlong forms, no surrogates, nothing past U+10FFFF */
+            if (ok && len == 3)
+                ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+            if (ok && len == 4)
+                ok = cp >= 0x10000 && cp <= 0x10ffff;
+            if (ok) {
                 put(e, s + i, len);
                 i += len - 1;
             } else {

@@ -78,9 +78,12 @@ $(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c $(SHIM_HDR)
 $(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c shim/fmt.c shim/config.c $(SHIM_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
-$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(wildcard tools/*.c tools/*.h)
+# the CLI's reader, analysis and JSON report: every tools/*.c but the main program
+FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
+$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Itools -o $@ tests/fuzz/fuzz_reader.c tools/trace_read.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
+	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm
 # -close_fd_mask=2: the targets' warnings on stderr would drown the fuzzer's
 fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \

@@ -125,6 +125,6 @@ check "cap: the warning names CONVGUARD_MAX_MB" grep -q "CONVGUARD_MAX_MB" "$WOR
 check "cap: the file stays within 1 MiB plus its last lines" test "$(stat -c %s "$F")" -le $((1048576 + 4096))
 check "cap: one trace_capped line, then exit with events_dropped counting the rest" \
     jqt "$F" '(map(select(.ev=="trace_capped")) | length == 1 and .[0].max_mb == 1) and .[-1].ev == "exit" and .[-1].events_dropped == (20000 - (map(select(.ev | endswith("_failed"))) | length)) and .[-1].events_dropped > 0'
-check "cap: the default is 256 MiB (start.settings.max_mb)" \
-    bash -c "CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/dflt LD_PRELOAD=$SHIM $P echo x >/dev/null 2>&1; jq -e -s '.[0].settings.max_mb == 256' $WORK/dflt/*.jsonl"
+check "cap: the default is 256 MiB (start.max_mb)" \
+    bash -c "CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/dflt LD_PRELOAD=$SHIM $P echo x >/dev/null 2>&1; jq -e -s '.[0].max_mb == 256' $WORK/dflt/*.jsonl"
 finish

@@ -83,6 +83,16 @@ int main(int argc, char **argv)
         printf("%s last_failure=%lld\n", names[i], (long long)atomic_load(&cg_last_failure_seq) - 1);
     }
 
+    /* UTF-8: well-formed kept; surrogates, overlong forms and code points
+     * past U+10FFFF escaped byte by byte */
+    cg_ev_begin(&e, b, sizeof b, "utf8");
+    cg_ev_str(&e, "ok", "\xf0\x9f\x98\x80");
+    cg_ev_str(&e, "surrogate", "\xed\xa0\x80");
+    cg_ev_str(&e, "overlong", "\xe0\x80\xaf");
+    cg_ev_str(&e, "too_big", "\xf4\x90\x80\x80");
+    cg_ev_str(&e, "f7", "\xf7\x94\x94\x94");
+    cg_ev_end(&e);
+
     /* the cap: 1 MiB; 3000 lines of ~500 bytes, then exit past it */
     cg_cfg.max_mb = 1;
     char pad[400];
