@@ -155,6 +155,15 @@ extern _Atomic uint64_t cg_events_written, cg_events_dropped;
  * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
 extern _Atomic uint64_t cg_last_failure_seq;
 
+/* String equality without libc: the dlsym path (real.c, elf.c) runs while a
+ * sanitizer runtime is still starting and has not resolved its own strcmp. */
+static inline bool cg_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* ---- fmt.c: allocation-free helpers, safe in signal handlers */
 size_t cg_strlcpy(char *dst, const char *src, size_t cap);
 size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */

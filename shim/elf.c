@@ -195,11 +195,11 @@ void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver)
         uint32_t ch = chain[i - symoffset];
         if ((ch | 1) == (h | 1)) {
             const ElfW(Sym) *s = &syms[i];
-            if (s->st_shndx != SHN_UNDEF && s->st_value && strcmp(str + s->st_name, name) == 0 &&
+            if (s->st_shndx != SHN_UNDEF && s->st_value && cg_streq(str + s->st_name, name) &&
                 ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC) {
                 uint16_t v = versym ? versym[i] : 1;
                 const char *vn = versym ? sym_version(o, str, v & 0x7fff) : NULL;
-                bool match = ver ? (vn && strcmp(vn, ver) == 0) : !(v & 0x8000);
+                bool match = ver ? (vn && cg_streq(vn, ver)) : !(v & 0x8000);
                 if (match)
                     return (void *)(o->base + s->st_value);
             }
@@ -222,7 +222,7 @@ static bool rel_names(const struct cg_obj *o, const ElfW(Sym) *syms, const char 
         ElfW(Xword) info = ent == sizeof(ElfW(Rela)) ? ((const ElfW(Rela) *)(tab + off))->r_info
                                                      : ((const ElfW(Rel) *)(tab + off))->r_info;
         size_t idx = CG_R_SYM(info);
-        if (idx && syms[idx].st_shndx == SHN_UNDEF && strcmp(str + syms[idx].st_name, name) == 0)
+        if (idx && syms[idx].st_shndx == SHN_UNDEF && cg_streq(str + syms[idx].st_name, name))
             return true;
     }
     (void)o;

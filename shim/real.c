@@ -22,7 +22,7 @@ static int by_soname(const struct cg_obj *o, void *p)
 {
     struct dl_find *f = p;
     const char *so = o->dyn ? cg_elf_soname(o) : NULL;
-    if (so && strcmp(so, f->soname) == 0) {
+    if (so && cg_streq(so, f->soname)) {
         if (!f->found)
             f->obj = *o;
         f->found++;

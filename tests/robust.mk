@@ -24,6 +24,10 @@ robust: $(RB_PROGS)
 $(RB)/%: $(RB_SRC)/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RB_CFLAGS) -o $@ $< -ldl -lpthread
+# undefined behaviour on purpose (a division by zero): never sanitized
+$(RB)/prog_crash: $(RB_SRC)/prog_crash.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fno-sanitize=all -o $@ $< -ldl -lpthread
 $(RB)/prog_terminate: $(RB_SRC)/prog_terminate.cc
 	@mkdir -p $(@D)
 	$(CXX) -O1 -g -Wall -Wextra -Werror -o $@ $<
@@ -43,16 +47,35 @@ $(RB)/prog_secure: $(RB_SRC)/prog_secure.c $(BUILD)/libconvguard.so
 # ---- sanitizers: the same tree, built again with instrumentation
 SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
-SAN_TARGETS = $(BUILD)/libconvguard.so $(TEST_DEPS) $(if $(wildcard tools/tools.mk),$(BUILD)/convguard)
-# ASan must come first in the process: preload its runtime before the shim.
-# Its own handlers for the crash signals are off, so that the crash tests
-# compare like with like; leaks in the test programs are not the shim's.
-SAN_ENV := CG_BUILD=$(CURDIR)/build-san \
-	CG_PRELOAD_FIRST=$$($(CC) -print-file-name=libasan.so) \
+# what `make test` needs, named in the sub-make (where BUILD is the sanitizer tree)
+# (second expansion: TEST_DEPS as it stands once every fragment is read)
+.PHONY: test-deps
+.SECONDEXPANSION:
+test-deps: $$(BUILD)/libconvguard.so $$(TEST_DEPS) $$(if $$(wildcard tools/tools.mk),$$(BUILD)/convguard)
+# The sanitized shim brings its runtimes (libasan, libubsan) in as its own
+# dependencies: verify_asan_link_order=0 lets ASan start behind the preloaded
+# shim (the shim must stay first, so that it, not ASan's interceptor, is the
+# program's dlopen and sees the program as the caller).  ASan's own handlers
+# for the crash signals are off, so that the crash tests compare like with
+# like; leaks in the test programs are not the shim's (check-valgrind looks
+# for the shim's).  CGTEST_MAPS_IGNORE: the runtimes are left out of the
+# clients' map listings; CG_SANITIZED: tests skip what a sanitizer changes.
+SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
+	CGTEST_MAPS_IGNORE=libasan:libubsan:libstdc++:libgcc_s:libm.so \
 	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The sanitizer runtimes resolve the functions they intercept with dlsym()
+# while they start, before their shadow memory exists; dlsym is the shim's.
+# The files on that path (the loader interposers, the real-function lookup,
+# the ELF reader) are therefore built without the memory instrumentation
+# (UBSan still on); everything else is instrumented.  No LTO there: GCC
+# instruments at link time, which would undo the per-file choice.
+SAN_PLAIN := real.o elf.o loader.o
+build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
+$(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
+$(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
 check-sanitize:
-	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" $(SAN_TARGETS)
+	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" test-deps
 	$(SAN_ENV) tests/run.sh
 check-tsan:
 	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads doubles

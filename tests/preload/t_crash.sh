@@ -61,11 +61,13 @@ check "uncaught C++ exception: the default unwinder (auto) uses glibc's, libgcc_
 
 # auto never adds a library: a C program without libgcc_s gets the pc only,
 # until a dlopen brings libgcc_s in; then glibc's unwinder is used.
-got=$(status_shim "$WORK/auto" "$P" segv)
-check "auto, no unwinder in the process: same end, frame 0 only, in prog_crash" \
-    bash -c "[ '$got' = '$(status "$P" segv)' ] && jq -e -s 'map(select(.ev==\"crash\"))[0] | .unwinder == \"none\" and (.backtrace | length == 1) and (.backtrace[0].module | endswith(\"/prog_crash\"))' $WORK/auto/*.jsonl"
-check "auto: the maps are those of the program alone (no libunwind, no libgcc_s)" \
-    bash -c "! grep -qE 'libunwind|libgcc_s' <(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/auto LD_PRELOAD=$SHIM cat /proc/self/maps)"
+if [ -z "${CG_SANITIZED:-}" ]; then # a sanitized shim brings libgcc_s in itself
+    got=$(status_shim "$WORK/auto" "$P" segv)
+    check "auto, no unwinder in the process: same end, frame 0 only, in prog_crash" \
+        bash -c "[ '$got' = '$(status "$P" segv)' ] && jq -e -s 'map(select(.ev==\"crash\"))[0] | .unwinder == \"none\" and (.backtrace | length == 1) and (.backtrace[0].module | endswith(\"/prog_crash\"))' $WORK/auto/*.jsonl"
+    check "auto: the maps are those of the program alone (no libunwind, no libgcc_s)" \
+        bash -c "! grep -qE 'libunwind|libgcc_s' <(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/auto LD_PRELOAD=$SHIM cat /proc/self/maps)"
+fi
 got=$(status_shim "$WORK/auto2" CG_DLOPEN=libgcc_s.so.1 "$P" segv)
 check "auto, libgcc_s loaded by the program later: glibc's unwinder from then on" \
     jqt "$(trace_of "$WORK/auto2")" 'map(select(.ev=="crash"))[0] | .unwinder == "glibc" and (.backtrace | length >= 3)' 
@@ -107,11 +109,15 @@ check "stack overflow on the program's alternate stack: same end, crash event" \
 
 # A forked child that crashes before any event of its own: its file is
 # opened in the handler, start first.
+# (Skipped under ASan: its 32 KiB alternate signal stack is too small for the
+# child's start line and the crash event, so the shim rightly skips the event.)
+[ -z "${CG_SANITIZED:-}" ] && {
 out=$(CONVGUARD_QUIET=1 run_shim "$WORK/child" "$P" child_segv 2>/dev/null)
 check "forked child's crash: parent sees the child killed by SIGSEGV" test "$out" = "child signal 11"
 child=$(grep -l '"forked_from"' "$WORK"/child/*.jsonl)
 check "forked child's crash: its own file, start (forked_from) then crash" \
     jq -e -s '.[0].ev == "start" and .[0].forked_from != null and .[1].ev == "crash" and .[1].signal == 11' $child
+}
 out=$(status_shim "$WORK/thr" "$P" thread_segv)
 check "crash on another thread: same end, tid of that thread" \
     bash -c "[ '$out' = '$(status "$P" thread_segv)' ] && jq -e -s 'map(select(.ev==\"crash\"))[0] | .tid != .pid' $WORK/thr/*.jsonl"
