@@ -195,6 +195,7 @@ bool cg_elf_imports(const struct cg_obj *o, const char *name);
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
 unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
 
+struct dl_phdr_info;
 /* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);
@@ -203,8 +204,13 @@ struct cg_libc_dl {
     void *(*dlvsym)(void *, const char *, const char *);
     char *(*dlerror)(void);
     int (*dlclose)(void *);
+    /* libc's own, never an interposer's: a sanitizer runtime intercepts it
+     * and calls our dlsym before it can forward anything (elf.c) */
+    int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl;
+/* dl_iterate_phdr through cg_dl's pointer once known */
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 bool cg_real_dl_init(void);
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
  * glibc resolves bare names, $ORIGIN, RTLD_DEFAULT and RTLD_NEXT relative to

@@ -31,7 +31,7 @@ static int gen_cb(struct dl_phdr_info *info, size_t size, void *p)
 static uint64_t link_generation(void)
 {
     uint64_t g = 0;
-    dl_iterate_phdr(gen_cb, &g);
+    cg_dl_iterate_phdr(gen_cb, &g);
     return g;
 }
 

@@ -49,7 +49,7 @@ static int each_cb(struct dl_phdr_info *info, size_t size, void *p)
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg)
 {
     struct each_ctx c = {fn, arg};
-    return dl_iterate_phdr(each_cb, &c);
+    return cg_dl_iterate_phdr(each_cb, &c);
 }
 
 struct find_ctx {
@@ -73,6 +73,13 @@ static int find_cb(const struct cg_obj *o, void *p)
     return 0;
 }
 
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
+        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
+    return real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+}
+
 bool cg_elf_find_obj(const void *addr, struct cg_obj *out)
 {
     struct find_ctx c = {(uintptr_t)addr, out};
@@ -92,7 +99,7 @@ unsigned long long cg_elf_adds(void)
 {
     /* dlpi_adds counts every object ever added: a cheap "anything new?" */
     unsigned long long v = 0;
-    dl_iterate_phdr(adds_cb, NULL);
+    cg_dl_iterate_phdr(adds_cb, NULL);
     v = adds;
     return v;
 }

@@ -17,6 +17,16 @@ CXX       ?= g++
 
 RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
 	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges
+# Hosts built with a sanitizer (t_hostile.sh): their runtime calls the
+# shim's dlsym while it starts.  Only where the compiler has the runtimes.
+ifeq ($(findstring -fsanitize,$(CC)),)
+ifneq ($(wildcard $(shell $(CC) -print-file-name=libtsan.so)),)
+RB_PROGS += $(RB)/prog_threads_tsan
+endif
+ifneq ($(wildcard $(shell $(CC) -print-file-name=libasan.so)),)
+RB_PROGS += $(RB)/prog_threads_asan
+endif
+endif
 TEST_DEPS += robust
 .PHONY: robust check-sanitize check-tsan check-valgrind fuzz fuzz-run
 robust: $(RB_PROGS)
@@ -34,6 +44,12 @@ $(RB)/prog_terminate: $(RB_SRC)/prog_terminate.cc
 $(RB)/lib%.so: $(RB_SRC)/lib%.c
 	@mkdir -p $(@D)
 	$(CC) $(RB_CFLAGS) -shared -fPIC -o $@ $<
+$(RB)/prog_threads_tsan: $(RB_SRC)/prog_threads.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fsanitize=thread -o $@ $< -ldl -lpthread
+$(RB)/prog_threads_asan: $(RB_SRC)/prog_threads.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fsanitize=address,undefined -o $@ $< -ldl -lpthread
 # PLT route: DT_NEEDED on the driver and runtime doubles
 $(RB)/prog_routes: $(RB_SRC)/prog_routes.c $(RB_DRV) $(RB_RT)
 	@mkdir -p $(@D)
@@ -79,12 +95,12 @@ check-sanitize:
 	$(SAN_ENV) tests/run.sh
 check-tsan:
 	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads doubles
-	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
+	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
+	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    bash tests/preload/t_threads.sh
 
 # ---- valgrind: memcheck over the clients, the shim preloaded
-VG := valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-	--track-fds=no --child-silent-after-fork=yes
+VG := valgrind --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes
 check-valgrind: all $(TEST_DEPS)
 	VALGRIND="$(VG)" bash tests/robust/valgrind.sh
 

@@ -115,6 +115,19 @@ else
     echo "  (skipped: a real full tmpfs needs root and mount; the fault double above covers it)"
 fi
 
+# ---- hosts built with a sanitizer: their runtime resolves what it intercepts
+# with dlsym (the shim's) before it can forward anything; the shim's first
+# dlsym must call nothing such a runtime intercepts (dl_iterate_phdr, strcmp)
+if [ -x "$ROBUST/prog_threads_tsan" ]; then
+    check "a ThreadSanitizer-built program runs under the shim, unchanged, no report" \
+        bash -c "[ \"\$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/tsan LD_PRELOAD=$SHIM TSAN_OPTIONS=halt_on_error=1 $ROBUST/prog_threads_tsan 4 1000 10 2>&1)\" = 'calls=4000 fails=400 wrong=0' ]"
+fi
+if [ -x "$ROBUST/prog_threads_asan" ]; then
+    # (ASan itself refuses any preloaded library before its runtime unless told)
+    check "an AddressSanitizer-built program runs under the shim, unchanged, no report" \
+        bash -c "[ \"\$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/asan LD_PRELOAD=$SHIM ASAN_OPTIONS=verify_asan_link_order=0 $ROBUST/prog_threads_asan 4 1000 10 2>&1)\" = 'calls=4000 fails=400 wrong=0' ]"
+fi
+
 # ---- the size cap: past CONVGUARD_MAX_MB events are counted, not written
 D=$WORK/cap
 mkdir -p "$D"

@@ -13,7 +13,7 @@ F=100
 export LD_LIBRARY_PATH=$DOUBLES/cuda
 D=$WORK/t
 mkdir -p "$D"
-FORK=fork
+FORK=${CG_THREADS_FORK-fork} # check-tsan: forkfirst
 [ -n "${CG_SANITIZED:-}" ] && FORK=
 out=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM timeout 60 "$P" $N $I $F $FORK); rc=$?
 check "no deadlock, every call returned what the double returns (rc $rc)" test $rc = 0

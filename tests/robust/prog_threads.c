@@ -15,6 +15,8 @@
  *   mixed (default)       release and alloc in turn
  *   fork     thread 0 forks half-way; the child runs 4 threads x 1000 calls
  *            the same way and exits; the parent waits for it
+ *   forkfirst  the same child, forked before any thread starts (ThreadSanitizer
+ *            supports no thread creation after a multithreaded fork)
  *   kill     after the calls, the process sends itself SIGKILL
  *   forever  the threads never stop (the test kills the process)
  * Prints "calls=N fails=M wrong=W" (the parent's own calls) and exits 0 when
@@ -130,6 +132,17 @@ int main(int argc, char **argv)
     if (!init || !dev_get || !retain || !ctx_set || !mem_alloc || !mem_free || !mem_release || init(0) || dev_get(&dev, 0) ||
         retain(&ctx, dev))
         return 3;
+    if (!strcmp(mode, "forkfirst")) {
+        ctx_set(ctx);
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0)
+            child_main();
+        int st = 0;
+        waitpid(p, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            atomic_fetch_add(&wrong, 1);
+    }
     pthread_t *t = calloc((size_t)nthreads, sizeof *t);
     for (long i = 0; i < nthreads; i++)
         if (pthread_create(&t[i], NULL, worker, (void *)i) != 0)
