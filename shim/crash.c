@@ -41,6 +41,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -52,14 +53,27 @@
 
 #define MAX_FRAMES 48
 #define MAX_CRASH_EVENTS 8        /* per process: a handler that recovers may see many */
-#define EVENT_STACK (24 * 1024)   /* what writing the event needs, at most */
-#define START_STACK (32 * 1024)   /* and the start event of a forked child's first line */
+/* Stack the handler needs below its own frame (measured: tests/preload/
+ * t_crash.sh "small alternate stack"), and the start event of a forked
+ * child's first line, which the handler may have to write first. */
+#ifndef CG_EVENT_STACK
+#define CG_EVENT_STACK (4 * 1024)
+#endif
+#define START_STACK (32 * 1024)
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NFATAL (int)(sizeof fatal / sizeof fatal[0])
 static struct sigaction prev[NFATAL];
 static _Atomic int crash_events;
 static __thread bool in_handler;
+
+/* The event and the unwinder's state live here, not on the stack: the
+ * handler often runs on a small alternate signal stack (Python's
+ * faulthandler chains to it from its own, 16 KiB or so).  One thread at a
+ * time; a second crashing thread waits for the first to have written. */
+static atomic_flag writing = ATOMIC_FLAG_INIT;
+static char ev_buf[8192];
+static char frame_name[1024];
 
 /* libunwind, by its exported names (no header needed to build the shim).
  * x86-64: the cursor is 127 words, UNW_REG_IP is 16, UNW_INIT_SIGNAL_FRAME 1. */
@@ -77,6 +91,8 @@ static __thread bool in_handler;
 #define UNW_REG_IP 30
 #endif
 #define UNW_CURSOR_WORDS 256 /* libunwind needs 127 (x86-64) or 250 (aarch64) */
+static uintptr_t unw_cursor[UNW_CURSOR_WORDS];
+static void *raw_frames[64];
 static struct {
     int (*init_local2)(void *cursor, void *uc, int flags);
     int (*step)(void *cursor);
@@ -173,7 +189,7 @@ static const char *code_name(int sig, int code)
 /* ---- backtrace */
 static int unwind_libunwind(ucontext_t *uc, uintptr_t *out)
 {
-    uintptr_t cursor[UNW_CURSOR_WORDS];
+    void *cursor = unw_cursor;
     int n = 0;
     int (*init)(void *, void *, int) = __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE);
     if (!init || init(cursor, uc, 1 /* UNW_INIT_SIGNAL_FRAME */) != 0)
@@ -189,8 +205,8 @@ static int unwind_libunwind(ucontext_t *uc, uintptr_t *out)
 
 static int unwind_glibc(uintptr_t pc, uintptr_t *out)
 {
-    void *raw[MAX_FRAMES + 16];
-    int n = backtrace(raw, MAX_FRAMES + 16);
+    void **raw = raw_frames;
+    int n = backtrace(raw, (int)(sizeof raw_frames / sizeof raw_frames[0]));
     /* libgcc steps through the signal frame and reports the interrupted pc
      * exactly: everything before it is this handler. */
     int first = -1;
@@ -207,11 +223,10 @@ static int unwind_glibc(uintptr_t pc, uintptr_t *out)
 
 static void put_frame(struct cg_ev *e, uintptr_t addr)
 {
-    char name[1024];
     uintptr_t base;
     cg_ev_open(e, NULL, '{');
-    if (cg_objsnap_find(addr, name, sizeof name, &base)) {
-        cg_ev_str(e, "module", name);
+    if (cg_objsnap_find(addr, frame_name, sizeof frame_name, &base)) {
+        cg_ev_str(e, "module", frame_name);
         cg_ev_hex(e, "offset", addr - base);
     } else {
         cg_ev_str(e, "module", NULL);
@@ -226,11 +241,14 @@ static const char *next_action(int i)
     return h == SIG_DFL ? "default" : h == SIG_IGN ? "ignored" : "program_handler";
 }
 
+static uintptr_t frames[MAX_FRAMES];
+
 __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc)
 {
-    char b[8192];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "crash");
+    while (atomic_flag_test_and_set(&writing))
+        sched_yield();
+    cg_ev_begin(&e, ev_buf, sizeof ev_buf, "crash");
     cg_ev_i64(&e, "signal", sig);
     cg_ev_str(&e, "signal_name", signal_name(sig));
     int code = si ? si->si_code : SI_KERNEL;
@@ -247,7 +265,6 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
     if (prctl(PR_GET_NAME, tname, 0, 0, 0) == 0)
         cg_ev_str(&e, "thread", tname);
 
-    uintptr_t frames[MAX_FRAMES];
     int n = 0;
     const char *how = "none";
     uintptr_t pc = uc ? pc_of(uc) : 0;
@@ -281,6 +298,7 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
         cg_ev_raw(&e, "last_failure", "null");
     cg_ev_str(&e, "next", next_action(i));
     cg_ev_end(&e);
+    atomic_flag_clear(&writing);
 }
 
 /* Is there room on the stack we run on?  Only an alternate stack has a
@@ -291,7 +309,7 @@ static bool stack_room(void)
     if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
         return true;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0), lo = (uintptr_t)ss.ss_sp;
-    size_t need = EVENT_STACK + (cg_trace_lazy_pending() ? START_STACK : 0);
+    size_t need = CG_EVENT_STACK + (cg_trace_lazy_pending() ? START_STACK : 0);
     return here > lo && here - lo > need;
 }
 

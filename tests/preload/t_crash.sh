@@ -84,6 +84,20 @@ got=$(status_shim "$WORK/chain" "$P" chain)
 check "program's own later handler runs, then ours: same end ($want)" test "$got" = "$want"
 check "program's own later handler ran" grep -q "program handler ran" "$WORK/chain.err"
 check "and the crash event is written after it" jqt "$(trace_of "$WORK/chain")" 'map(select(.ev=="crash")) | length == 1'
+# Python's faulthandler: its handler runs on its own small alternate stack
+# (SIGSTKSZ + AT_MINSIGSTKSZ), restores ours and raises again (SA_NODEFER):
+# ours then runs nested on what is left of that stack.
+for uw in $unwinders; do
+    want=$(status "$P" faulthandler)
+    got=$(status_shim "$WORK/fh-$uw" CONVGUARD_UNWIND=$uw "$P" faulthandler)
+    check "faulthandler-like handler on a small alternate stack ($uw): same end ($want)" test "$got" = "$want"
+    check "faulthandler-like handler ($uw): it reported, then the crash event, with frames" \
+        bash -c "grep -q 'as faulthandler' $WORK/fh-$uw.err && jq -e -s 'map(select(.ev==\"crash\"))[0] | .code_name == \"SI_TKILL\" and (.backtrace | length >= 3)' $WORK/fh-$uw/*.jsonl"
+done
+got=$(status_shim "$WORK/small" "$P" smallstack 8192)
+check "an 8 KiB alternate stack is enough for the crash event" \
+    bash -c "[ '$got' = '$(status "$P" smallstack 8192)' ] && jq -e -s 'map(select(.ev==\"crash\")) | length == 1' $WORK/small/*.jsonl"
+
 # A handler that recovers (siglongjmp): the program goes on, no crash event.
 out=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/recover run_shim "$WORK/recover" "$P" recover 2>/dev/null)
 check "program's own recovering handler: program goes on, exit 0" test "$out" = "recovered"

@@ -7,6 +7,11 @@
  *   prog_crash recover      install a SIGSEGV handler that siglongjmps back;
  *                           segv, recover, print "recovered", exit 0
  *   prog_crash altstack     set a 64 KiB alternate signal stack, then overflow
+ *   prog_crash smallstack N set an alternate signal stack of N bytes, then segv
+ *   prog_crash faulthandler as Python's faulthandler: a handler on its own
+ *                           alternate stack (SIGSTKSZ + AT_MINSIGSTKSZ bytes,
+ *                           SA_NODEFER|SA_ONSTACK) that reports, restores the
+ *                           previous handler and raises again; then segv
  *   prog_crash child_segv   fork; the child segfaults before anything else;
  *                           the parent prints "child signal N" and exits 0
  *   prog_crash thread_segv  a second thread segfaults
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +41,14 @@ static void chain_handler(int sig)
 {
     say("program handler ran\n");
     sigaction(sig, &chained, NULL); /* the previous one back, as faulthandler does */
+    raise(sig);
+}
+
+static struct sigaction fh_prev;
+static void fh_handler(int sig)
+{
+    say("Fatal Python error: Segmentation fault (as faulthandler)\n");
+    sigaction(sig, &fh_prev, NULL);
     raise(sig);
 }
 
@@ -117,6 +131,22 @@ int main(int argc, char **argv)
             crash("segv");
         printf("recovered\n");
         return 0;
+    } else if (strcmp(how, "smallstack") == 0 && argc > 2) {
+        size_t n = (size_t)atol(argv[2]);
+        stack_t ss = {.ss_sp = malloc(n), .ss_size = n};
+        if (sigaltstack(&ss, NULL) != 0)
+            return 6;
+        how = "segv";
+    } else if (strcmp(how, "faulthandler") == 0) {
+        size_t n = 8192 + getauxval(AT_MINSIGSTKSZ);
+        stack_t ss = {.ss_sp = malloc(n), .ss_size = n};
+        sigaltstack(&ss, NULL);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = fh_handler;
+        sa.sa_flags = SA_NODEFER | SA_ONSTACK;
+        sigaction(SIGSEGV, &sa, &fh_prev);
+        how = "segv";
     } else if (strcmp(how, "child_segv") == 0) {
         pid_t p = fork();
         if (p == 0)
