@@ -44,7 +44,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <setjmp.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -66,6 +68,8 @@ static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 static struct sigaction prev[NFATAL];
 static _Atomic int crash_events;
 static __thread bool in_handler;
+static __thread sigjmp_buf *escape; /* where a fault inside our own work returns to */
+static __thread bool holding;       /* this thread holds `writing` */
 
 /* The event and the unwinder's state live here, not on the stack: the
  * handler often runs on a small alternate signal stack (Python's
@@ -243,11 +247,25 @@ static const char *next_action(int i)
 
 static uintptr_t frames[MAX_FRAMES];
 
-__attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc)
+/* Reads a word without faulting: false where nothing is mapped. */
+static bool safe_read(uintptr_t addr, uintptr_t *out)
+{
+    struct iovec local = {out, sizeof *out}, remote = {(void *)addr, sizeof *out};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (long)sizeof *out;
+}
+
+__attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc, bool no_unwind)
 {
     struct cg_ev e;
-    while (atomic_flag_test_and_set(&writing))
+    /* Another thread is writing its crash event: wait, but not forever (a
+     * handler of the program may have jumped out of that thread's writing). */
+    uint64_t give_up = cg_now_ns() + 2000000000ull;
+    while (atomic_flag_test_and_set(&writing)) {
+        if (cg_now_ns() > give_up)
+            return;
         sched_yield();
+    }
+    holding = true;
     cg_ev_begin(&e, ev_buf, sizeof ev_buf, "crash");
     cg_ev_i64(&e, "signal", sig);
     cg_ev_str(&e, "signal_name", signal_name(sig));
@@ -268,23 +286,23 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
     int n = 0;
     const char *how = "none";
     uintptr_t pc = uc ? pc_of(uc) : 0;
-    if (uc && __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) && (n = unwind_libunwind(uc, frames)) > 0)
+    if (no_unwind)
+        how = "failed"; /* the unwinder faulted on this stack */
+    else if (uc && __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) && (n = unwind_libunwind(uc, frames)) > 0)
         how = "libunwind";
     else if (uc && __atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE) && (n = unwind_glibc(pc, frames)) > 0)
         how = "glibc";
     if (n == 0 && uc)
         frames[n++] = pc;
-    if (n == 1 && uc) {
+    if (n == 1 && uc && !no_unwind) {
         /* A jump to a bad address (a NULL or stale function pointer) leaves
          * nothing to unwind from, but the caller's return address is still
          * on top of the stack. */
         char name[8];
-        uintptr_t base, sp = sp_of(uc);
-        if (!cg_objsnap_find(pc, name, sizeof name, &base) && sp && !(sp & 7)) {
-            uintptr_t ret = *(const uintptr_t *)sp;
-            if (cg_objsnap_find(ret, name, sizeof name, &base))
-                frames[n++] = ret;
-        }
+        uintptr_t base, sp = sp_of(uc), ret;
+        if (!cg_objsnap_find(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
+            cg_objsnap_find(ret, name, sizeof name, &base))
+            frames[n++] = ret;
     }
     cg_ev_str(&e, "unwinder", how);
     cg_ev_open(&e, "backtrace", '[');
@@ -298,6 +316,7 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
         cg_ev_raw(&e, "last_failure", "null");
     cg_ev_str(&e, "next", next_action(i));
     cg_ev_end(&e);
+    holding = false;
     atomic_flag_clear(&writing);
 }
 
@@ -370,12 +389,28 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
         i++;
     if (i == NFATAL)
         return;
-    /* in_handler: a fault inside our own code (a different signal, since
-     * this one is blocked) goes straight on to the program's handler. */
-    if (!in_handler && atomic_load(&cg.traced) && stack_room() &&
-        atomic_fetch_add(&crash_events, 1) < MAX_CRASH_EVENTS) {
+    if (in_handler) {
+        /* A fault inside our own work (an unwinder reading a corrupt stack):
+         * back to the outer handler, which hands its own signal on, so the
+         * process still ends by the signal it would have ended by. */
+        if (escape)
+            siglongjmp(*escape, 1);
+    } else if (atomic_load(&cg.traced) && stack_room() && atomic_fetch_add(&crash_events, 1) < MAX_CRASH_EVENTS) {
+        sigjmp_buf jb;
         in_handler = true;
-        write_event(i, sig, si, uc);
+        for (volatile int attempt = 0; attempt < 2; attempt++) {
+            escape = &jb;
+            if (sigsetjmp(jb, 1) == 0) {
+                write_event(i, sig, si, uc, attempt > 0);
+                break;
+            }
+            /* faulted: once more, without unwinding or reading the stack */
+            if (holding) {
+                holding = false;
+                atomic_flag_clear(&writing);
+            }
+        }
+        escape = NULL;
         in_handler = false;
     }
     errno = saved_errno; /* the next handler sees the interrupted errno */

@@ -69,8 +69,11 @@ void cg_objsnap_refresh(void)
     }
     int cur = atomic_load(&published);
     int w = cur == 0 ? 1 : 0;
-    while (atomic_load(&readers[w]) != 0)
-        sched_yield(); /* a crash handler on another thread is reading it */
+    /* a crash handler on another thread is reading it: it is quick; the
+     * bound only guards against a reader a program's handler jumped out of */
+    uint64_t give_up = cg_now_ns() + 1000000000ull;
+    while (atomic_load(&readers[w]) != 0 && cg_now_ns() < give_up)
+        sched_yield();
     bufs[w].n = 0;
     bufs[w].used = 0;
     cg_elf_each_obj(add_obj, &bufs[w]);

@@ -149,7 +149,10 @@ static void lazy_open_now(void)
         atomic_store(&lazy_state, LAZY_NONE);
         return;
     }
-    while (atomic_load(&lazy_state) == LAZY_OPENING)
+    /* Not forever: had the opener been interrupted by a handler of the
+     * program that never returned, this event may come before `start`. */
+    uint64_t give_up = cg_now_ns() + 2000000000ull;
+    while (atomic_load(&lazy_state) == LAZY_OPENING && cg_now_ns() < give_up)
         sched_yield();
 }
 

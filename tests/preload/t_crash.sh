@@ -84,6 +84,18 @@ got=$(status_shim "$WORK/chain" "$P" chain)
 check "program's own later handler runs, then ours: same end ($want)" test "$got" = "$want"
 check "program's own later handler ran" grep -q "program handler ran" "$WORK/chain.err"
 check "and the crash event is written after it" jqt "$(trace_of "$WORK/chain")" 'map(select(.ev=="crash")) | length == 1'
+# An unwinder that faults on a corrupt frame (inside our handler): the event
+# is written without a backtrace, and the process still dies of SIGILL.
+if [ "$(uname -m)" = x86_64 ]; then
+    want=$(status "$P" badcfa)
+    for uw in $unwinders; do
+        got=$(status_shim "$WORK/cfa-$uw" CONVGUARD_UNWIND=$uw "$P" badcfa)
+        check "unreadable frame ($uw): same end ($want), not the unwinder's SIGSEGV" test "$got" = "$want" -a "${want%% core*}" = "signal 4"
+        check "unreadable frame ($uw): crash event with frame 0 in prog_crash" \
+            jqt "$(trace_of "$WORK/cfa-$uw")" 'map(select(.ev=="crash"))[0] | .signal == 4 and (.backtrace[0].module | endswith("/prog_crash")) and (.unwinder == "failed" or .unwinder == "libunwind")'
+    done
+fi
+
 # Python's faulthandler: its handler runs on its own small alternate stack
 # (SIGSTKSZ + AT_MINSIGSTKSZ), restores ours and raises again (SA_NODEFER):
 # ours then runs nested on what is left of that stack.

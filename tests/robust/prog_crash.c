@@ -12,6 +12,9 @@
  *                           alternate stack (SIGSTKSZ + AT_MINSIGSTKSZ bytes,
  *                           SA_NODEFER|SA_ONSTACK) that reports, restores the
  *                           previous handler and raises again; then segv
+ *   prog_crash badcfa       SIGILL in a function whose frame the unwinders
+ *                           cannot read (its CFA register points at an
+ *                           unmapped page): unwinding faults in the handler
  *   prog_crash child_segv   fork; the child segfaults before anything else;
  *                           the parent prints "child signal N" and exits 0
  *   prog_crash thread_segv  a second thread segfaults
@@ -52,6 +55,14 @@ static void fh_handler(int sig)
     raise(sig);
 }
 
+#if defined(__x86_64__)
+/* ud2 with the CFA (rbp + 16, by its CFI) at an unmapped address */
+void cg_badcfa(void);
+__asm__(".text\n.globl cg_badcfa\n.type cg_badcfa,@function\ncg_badcfa:\n.cfi_startproc\n"
+        "push %rbp\n.cfi_def_cfa_offset 16\n.cfi_offset rbp,-16\nmov %rsp,%rbp\n.cfi_def_cfa_register rbp\n"
+        "mov $0x1000,%rbp\nud2\n.cfi_endproc\n.size cg_badcfa,.-cg_badcfa\n");
+#endif
+
 static sigjmp_buf back;
 static void recover_handler(int sig)
 {
@@ -86,6 +97,12 @@ __attribute__((noinline)) static void crash(const char *how)
         __builtin_trap();
     } else if (strcmp(how, "abort") == 0) {
         abort();
+    } else if (strcmp(how, "badcfa") == 0) {
+#if defined(__x86_64__)
+        cg_badcfa();
+#else
+        __builtin_trap();
+#endif
     } else if (strcmp(how, "nullcall") == 0) {
         void (*volatile f)(void) = NULL;
         f();
