@@ -41,6 +41,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tests/graph.mk
 -include tests/fallback.mk
 include tests/unit/unit.mk
+-include tests/robust.mk
 -include bench/bench.mk
 
 install: all

@@ -18,6 +18,11 @@
 #define CG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CG_UNPAREN(...) __VA_ARGS__
+/* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
+ * m re-initialised (shim.c), so that it never inherits it locked by a thread
+ * that does not exist in the child, whatever the other threads were doing. */
+#define CG_FORK_REINIT(m)                                                                                     \
+    static pthread_mutex_t *const cg_fork_mutex_##m __attribute__((used, section("cg_fork_mutexes"))) = &m
 
 #ifndef CONVGUARD_VERSION
 #define CONVGUARD_VERSION "0.0.0"
@@ -104,7 +109,12 @@ struct cg_config {
     long long reserve_mb;         /* 0: none */
     long long max_mb;             /* trace size cap */
     char extra_libs[512];         /* CONVGUARD_EXTRA_LIBS: more name prefixes to trace */
+    bool crash;                   /* CONVGUARD_CRASH (default 1): crash events (crash.c) */
+    int unwind;                   /* CONVGUARD_UNWIND: enum cg_unwind (crash.c) */
 };
+/* auto: libunwind or glibc's unwinder when the process already has it
+ * (never adds a library); libunwind / glibc: load that one at start */
+enum cg_unwind { CG_UNWIND_AUTO, CG_UNWIND_LIBUNWIND, CG_UNWIND_GLIBC, CG_UNWIND_NONE };
 extern struct cg_config cg_cfg;
 void cg_config_load(void);
 const char *cg_getenv(const char *name); /* reads environ directly, usable before libc's own init */
@@ -114,9 +124,13 @@ struct cg_ev {
     char *buf;
     size_t len, cap;
     bool overflow;
+    bool failure; /* a failure event: its seq becomes crash.last_failure */
+    bool final;   /* exit, crash: written even past CONVGUARD_MAX_MB */
+    int depth;    /* nesting of open arrays/objects */
     uint64_t seq; /* this event's seq, set by cg_ev_begin (other events point to it) */
 };
 #define CG_EV_BUF 16384
+#define CG_EV_MIN 64 /* smaller buffers build nothing: the event is dropped */
 void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name);
 void cg_ev_str(struct cg_ev *e, const char *key, const char *val);  /* NULL -> null */
 void cg_ev_strn(struct cg_ev *e, const char *key, const char *val, size_t n);
@@ -128,12 +142,27 @@ void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-forma
 void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
-int cg_trace_open(void);
-void cg_trace_reset_seq(void); /* a forked child starts its file at seq 0 */
-extern void (*cg_trace_lazy_open)(void); /* set in a forked child: open the file at the first event */
+int cg_trace_open(void); /* opens this process's file, sets cg.fd; -1 (warned) when it cannot */
+int cg_trace_fd(void);   /* cg.fd, read atomically */
+void cg_trace_after_fork(void); /* a forked child starts its file at seq 0, size 0 */
+/* In a forked child: open_fn opens the file and writes `start` at the first event. */
+void cg_trace_open_lazily(void (*open_fn)(void));
+bool cg_trace_lazy_pending(void);
 void cg_trace_write(const char *line, size_t len);
 uint64_t cg_now_ns(void);
 extern _Atomic uint64_t cg_events_written, cg_events_dropped;
+/* seq + 1 of the last event that reported a failure (a name ending in
+ * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
+extern _Atomic uint64_t cg_last_failure_seq;
+
+/* String equality without libc: the dlsym path (real.c, elf.c) runs while a
+ * sanitizer runtime is still starting and has not resolved its own strcmp. */
+static inline bool cg_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
 
 /* ---- fmt.c: allocation-free helpers, safe in signal handlers */
 size_t cg_strlcpy(char *dst, const char *src, size_t cap);
@@ -166,6 +195,7 @@ bool cg_elf_imports(const struct cg_obj *o, const char *name);
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
 unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
 
+struct dl_phdr_info;
 /* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);
@@ -174,8 +204,13 @@ struct cg_libc_dl {
     void *(*dlvsym)(void *, const char *, const char *);
     char *(*dlerror)(void);
     int (*dlclose)(void *);
+    /* libc's own, never an interposer's: a sanitizer runtime intercepts it
+     * and calls our dlsym before it can forward anything (elf.c) */
+    int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl;
+/* dl_iterate_phdr through cg_dl's pointer once known */
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 bool cg_real_dl_init(void);
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
  * glibc resolves bare names, $ORIGIN, RTLD_DEFAULT and RTLD_NEXT relative to
@@ -187,6 +222,17 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
 void *cg_resolve_plt(int slot, int hook);
 /* Is this caller one of the traced CUDA-family libraries? family or -1 */
 int cg_caller_family(const void *caller);
+
+/* ---- crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
+void cg_crash_install(void);
+void cg_crash_after_fork(void);
+void cg_crash_after_load(void); /* a dlopen added objects: an unwinder may have arrived (auto) */
+const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
+
+/* ---- objsnap.c: a copy of the link map that signal handlers can read */
+void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
+void cg_objsnap_after_fork(void);
+bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
 
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */

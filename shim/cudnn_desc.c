@@ -31,7 +31,7 @@ static int gen_cb(struct dl_phdr_info *info, size_t size, void *p)
 static uint64_t link_generation(void)
 {
     uint64_t g = 0;
-    dl_iterate_phdr(gen_cb, &g);
+    cg_dl_iterate_phdr(gen_cb, &g);
     return g;
 }
 
@@ -77,6 +77,7 @@ static void *sub_sym(int slot, const char *dir, size_t dirlen, const char *name)
 }
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(cache_lock);
 static struct {
     uint64_t gen;
     const void *dispatcher_base;

@@ -49,7 +49,7 @@ static int each_cb(struct dl_phdr_info *info, size_t size, void *p)
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg)
 {
     struct each_ctx c = {fn, arg};
-    return dl_iterate_phdr(each_cb, &c);
+    return cg_dl_iterate_phdr(each_cb, &c);
 }
 
 struct find_ctx {
@@ -73,6 +73,13 @@ static int find_cb(const struct cg_obj *o, void *p)
     return 0;
 }
 
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
+        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
+    return real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+}
+
 bool cg_elf_find_obj(const void *addr, struct cg_obj *out)
 {
     struct find_ctx c = {(uintptr_t)addr, out};
@@ -92,7 +99,7 @@ unsigned long long cg_elf_adds(void)
 {
     /* dlpi_adds counts every object ever added: a cheap "anything new?" */
     unsigned long long v = 0;
-    dl_iterate_phdr(adds_cb, NULL);
+    cg_dl_iterate_phdr(adds_cb, NULL);
     v = adds;
     return v;
 }
@@ -195,11 +202,11 @@ void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver)
         uint32_t ch = chain[i - symoffset];
         if ((ch | 1) == (h | 1)) {
             const ElfW(Sym) *s = &syms[i];
-            if (s->st_shndx != SHN_UNDEF && s->st_value && strcmp(str + s->st_name, name) == 0 &&
+            if (s->st_shndx != SHN_UNDEF && s->st_value && cg_streq(str + s->st_name, name) &&
                 ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC) {
                 uint16_t v = versym ? versym[i] : 1;
                 const char *vn = versym ? sym_version(o, str, v & 0x7fff) : NULL;
-                bool match = ver ? (vn && strcmp(vn, ver) == 0) : !(v & 0x8000);
+                bool match = ver ? (vn && cg_streq(vn, ver)) : !(v & 0x8000);
                 if (match)
                     return (void *)(o->base + s->st_value);
             }
@@ -222,7 +229,7 @@ static bool rel_names(const struct cg_obj *o, const ElfW(Sym) *syms, const char 
         ElfW(Xword) info = ent == sizeof(ElfW(Rela)) ? ((const ElfW(Rela) *)(tab + off))->r_info
                                                      : ((const ElfW(Rel) *)(tab + off))->r_info;
         size_t idx = CG_R_SYM(info);
-        if (idx && syms[idx].st_shndx == SHN_UNDEF && strcmp(str + syms[idx].st_name, name) == 0)
+        if (idx && syms[idx].st_shndx == SHN_UNDEF && cg_streq(str + syms[idx].st_name, name))
             return true;
     }
     (void)o;

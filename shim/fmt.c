@@ -53,6 +53,10 @@ void cg_warn(const char *msg1, const char *msg2)
         n += cg_strlcpy(line + n, msg2 ? msg2 : "", sizeof line - n);
     if (n > sizeof line - 2)
         n = sizeof line - 2;
+    /* values come from the environment: no terminal control characters */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[n++] = '\n';
     ssize_t r = write(2, line, n);
     (void)r;

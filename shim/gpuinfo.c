@@ -117,6 +117,7 @@ static struct {
     const char *(*err)(nvmlReturn_t);
 } nv;
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(nvml_lock);
 static int nvml_state; /* 0 not tried, 1 ready, -1 unusable (nvml_why says why) */
 static char nvml_why[160];
 

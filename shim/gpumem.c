@@ -150,6 +150,7 @@ static struct note {
 } notes[MAX_NOTES];
 static _Atomic int nnotes;
 static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(notes_lock);
 
 void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route)
 {
@@ -211,6 +212,7 @@ static const char *route_of(int hook, const void *caller)
 
 /* ---- failures */
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(last_lock);
 static struct {
     bool any, has_seq;
     uint64_t seq;

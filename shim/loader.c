@@ -77,7 +77,12 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     void *h = open_as(caller, lmid, m, file, flags);
     int saved = errno; /* what the real call left: the program must see that */
     if (h) {
-        if (traced || cg_elf_adds() != adds) {
+        bool added = cg_elf_adds() != adds;
+        if (added) {
+            cg_objsnap_refresh(); /* module names for crash backtraces */
+            cg_crash_after_load();
+        }
+        if (traced || added) {
             cg_libs_after_open(file, flags, caller, h, traced);
             /* recording may have called into the library: leave no error behind */
             cg_dl.dlerror();
@@ -116,8 +121,10 @@ CG_EXPORT int dlclose(void *handle)
     uintptr_t base = lm ? lm->l_addr : 0;
     int r = cg_dl.dlclose(handle);
     int saved = errno;
-    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed))
+    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed)) {
         cg_libs_after_close(base);
+        cg_objsnap_refresh();
+    }
     errno = saved;
     return r;
 }

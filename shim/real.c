@@ -6,6 +6,7 @@
  * CUDA functions reached through a PLT are resolved in the library the slot
  * names (libcudnn.so.9, ...), by its own symbol table and version: never by
  * RTLD_NEXT, which misses libraries loaded RTLD_LOCAL. */
+#include <link.h>
 #include <string.h>
 
 #include "cg.h"
@@ -22,7 +23,7 @@ static int by_soname(const struct cg_obj *o, void *p)
 {
     struct dl_find *f = p;
     const char *so = o->dyn ? cg_elf_soname(o) : NULL;
-    if (so && strcmp(so, f->soname) == 0) {
+    if (so && cg_streq(so, f->soname)) {
         if (!f->found)
             f->obj = *o;
         f->found++;
@@ -30,18 +31,24 @@ static int by_soname(const struct cg_obj *o, void *p)
     return 0;
 }
 
+/* The loader's own list (_r_debug), read without calling anything: this
+ * runs inside the first dlsym of the process, which may come from a
+ * sanitizer runtime that has not yet resolved the functions it intercepts
+ * (dl_iterate_phdr among them).  Nothing is being loaded at that moment. */
 static void *dl_sym(const char *name)
 {
     static const char *libs[] = {"libc.so.6", "libdl.so.2"};
-    for (size_t i = 0; i < 2; i++) {
-        struct dl_find f = {.soname = libs[i]};
-        cg_elf_each_obj(by_soname, &f);
-        if (f.found) {
-            void *p = cg_elf_sym(&f.obj, name, NULL);
-            if (p)
-                return p;
+    for (size_t i = 0; i < 2; i++)
+        for (struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+            struct cg_obj o = {.base = m->l_addr, .name = m->l_name ? m->l_name : "", .dyn = m->l_ld};
+            const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
+            if (so && cg_streq(so, libs[i])) {
+                void *p = cg_elf_sym(&o, name, NULL);
+                if (p)
+                    return p;
+                break;
+            }
         }
-    }
     return NULL;
 }
 
@@ -54,6 +61,9 @@ bool cg_real_dl_init(void)
     cg_dl.dlvsym = (void *(*)(void *, const char *, const char *))dl_sym("dlvsym");
     cg_dl.dlerror = (char *(*)(void))dl_sym("dlerror");
     cg_dl.dlclose = (int (*)(void *))dl_sym("dlclose");
+    __atomic_store_n(&cg_dl.dl_iterate_phdr,
+                     (int (*)(int (*)(struct dl_phdr_info *, size_t, void *), void *))dl_sym("dl_iterate_phdr"),
+                     __ATOMIC_RELEASE);
     void *s = dl_sym("dlsym");
     __atomic_store_n(&cg_dl.dlsym, (void *(*)(void *, const char *))s, __ATOMIC_RELEASE);
     return cg_dl.dlsym && cg_dl.dlopen && cg_dl.dlmopen && cg_dl.dlvsym && cg_dl.dlerror && cg_dl.dlclose;

@@ -160,6 +160,8 @@ static void start_event(pid_t forked_from)
     cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
     cg_ev_i64(&e, "reserve_mb", cg_cfg.reserve_mb);
     cg_ev_close(&e, '}');
+    cg_ev_i64(&e, "max_mb", cg_cfg.max_mb);
+    cg_ev_str(&e, "crash_unwinder", cg_cfg.crash ? cg_crash_unwinder() : "off");
     cg_ev_end(&e);
 }
 
@@ -173,25 +175,38 @@ static void lazy_open(void)
 {
     pid_t parent = forked_from;
     forked_from = 0;
-    cg.fd = cg_trace_open();
-    if (cg.fd >= 0)
+    if (cg_trace_open() >= 0)
         start_event(parent);
 }
 
+/* the mutexes marked CG_FORK_REINIT, gathered by the linker */
+extern pthread_mutex_t *const __start_cg_fork_mutexes[] __attribute__((weak, visibility("hidden")));
+extern pthread_mutex_t *const __stop_cg_fork_mutexes[] __attribute__((weak, visibility("hidden")));
+
 static void after_fork_child(void)
 {
+    for (pthread_mutex_t *const *m = __start_cg_fork_mutexes; m && m < __stop_cg_fork_mutexes; m++)
+        pthread_mutex_init(*m, NULL);
+    cg_objsnap_after_fork();
     if (!atomic_load(&cg.traced))
         return;
     forked_from = cg.pid;
     is_forked_child = true;
     /* The parent's descriptor is shared: close our copy. */
-    if (cg.fd >= 0)
-        close(cg.fd);
-    cg.fd = -1;
+    int fd = cg_trace_fd();
+    __atomic_store_n(&cg.fd, -1, __ATOMIC_RELEASE);
+    if (fd >= 0)
+        close(fd);
     cg.pid = getpid();
-    cg_trace_reset_seq();
+    cg_trace_after_fork();
+    cg_crash_after_fork();
+    /* The child's counts are its own calls: the parent's file has the rest. */
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        atomic_store(&cg_count[h].calls, 0);
+        atomic_store(&cg_count[h].fails, 0);
+    }
     atomic_store(&failures, 0);
-    cg_trace_lazy_open = lazy_open;
+    cg_trace_open_lazily(lazy_open);
 }
 
 static atomic_bool inited;
@@ -202,24 +217,30 @@ void cg_shim_init(void)
 {
     if (atomic_exchange(&inited, true))
         return;
+    int saved = errno;
     cg.t0_ns = cg_now_ns();
     cg.pid = getpid();
     cg_real_dl_init();
     if (getauxval(AT_SECURE)) {
-        /* setuid/setgid: the environment is not the user's to trust. Inert. */
+        /* setuid/setgid: the environment is not the user's to trust. Inert:
+         * no settings read, no file, no signal handler. */
+        errno = saved;
         return;
     }
     cg_config_load();
     identity();
     absolute_dir();
-    cg.fd = cg_trace_open();
-    if (cg.fd < 0)
+    if (cg_trace_open() < 0) {
+        errno = saved;
         return;
-    start_event(0);
+    }
     cg_libs_init();
-    pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&cg.traced, true);
+    cg_crash_install();
+    start_event(0);
+    pthread_atfork(NULL, NULL, after_fork_child);
     cg_loader_scan("(startup)");
+    errno = saved;
 }
 
 /* Does the parent process write a trace into the same directory? */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -16,12 +17,30 @@
 #include "cg.h"
 
 _Atomic uint64_t cg_events_written, cg_events_dropped;
+_Atomic uint64_t cg_last_failure_seq; /* seq + 1 of the last failure event, 0: none yet */
 static _Atomic uint64_t seq;
 static _Atomic uint64_t bytes_written;
+static atomic_bool broken;  /* a short write left a partial line: write nothing more */
+static atomic_bool capped;  /* CONVGUARD_MAX_MB reached */
 static dev_t trace_dev;
 static ino_t trace_ino;
 
-void cg_trace_reset_seq(void) { atomic_store(&seq, 0); }
+/* cg.fd is read by every thread and changed by the trace's opener (a forked
+ * child's first event) and by the reused-descriptor check: atomic access. */
+int cg_trace_fd(void) { return __atomic_load_n(&cg.fd, __ATOMIC_ACQUIRE); }
+static void set_fd(int fd) { __atomic_store_n(&cg.fd, fd, __ATOMIC_RELEASE); }
+
+void cg_trace_after_fork(void)
+{
+    /* The child's file is new: its numbering, size and state start afresh. */
+    atomic_store(&seq, 0);
+    atomic_store(&bytes_written, 0);
+    atomic_store(&broken, false);
+    atomic_store(&capped, false);
+    atomic_store(&cg_events_written, 0);
+    atomic_store(&cg_events_dropped, 0);
+    atomic_store(&cg_last_failure_seq, 0);
+}
 
 uint64_t cg_now_ns(void)
 {
@@ -32,8 +51,10 @@ uint64_t cg_now_ns(void)
 
 static void put(struct cg_ev *e, const char *s, size_t n)
 {
-    /* Keep room for the closing "}\n" and the truncation marker. */
-    if (e->len + n + 32 > e->cap) {
+    /* Keep room for the closing "}\n" and the truncation marker; once
+     * something did not fit, nothing more goes in (a shorter piece after a
+     * refused one would leave a key without its value). */
+    if (e->overflow || e->len + n + 32 > e->cap) {
         e->overflow = true;
         return;
     }
@@ -62,11 +83,19 @@ static void put_escaped(struct cg_ev *e, const char *s, size_t n)
         } else if (c >= 0x80) {
             /* Bytes that are not valid UTF-8 would make the line invalid JSON:
              * pass well-formed sequences, escape the rest as \u00XX. */
-            size_t len = (c >= 0xf0 && c < 0xf8) ? 4 : (c >= 0xe0) ? 3 : (c >= 0xc2 && c < 0xe0) ? 2 : 0;
+            size_t len = (c >= 0xf0 && c <= 0xf4) ? 4 : (c >= 0xe0 && c < 0xf0) ? 3 : (c >= 0xc2 && c < 0xe0) ? 2 : 0;
             bool ok = len && i + len <= n;
-            for (size_t k = 1; ok && k < len; k++)
+            unsigned cp = c & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+            for (size_t k = 1; ok && k < len; k++) {
                 ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-            if (ok && len <= 4 && !(c >= 0xf8)) {
+                cp = cp << 6 | ((unsigned char)s[i + k] & 0x3f);
+            }
+            /* no overlong forms, no surrogates, nothing past U+10FFFF */
+            if (ok && len == 3)
+                ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+            if (ok && len == 4)
+                ok = cp >= 0x10000 && cp <= 0x10ffff;
+            if (ok) {
                 put(e, s + i, len);
                 i += len - 1;
             } else {
@@ -91,17 +120,59 @@ static void key(struct cg_ev *e, const char *k)
     }
 }
 
+/* A forked child opens its file at its first event (shim.c).  Exactly one
+ * thread opens it and writes `start` (seq 0); the others wait for that, so
+ * no event is numbered before `start`.  The opener's own events (the start
+ * event, or a crash inside the open) do not wait for themselves. */
+enum { LAZY_NONE, LAZY_PENDING, LAZY_OPENING };
+static _Atomic int lazy_state;
+static void (*lazy_fn)(void);
+static __thread bool lazy_opener;
+
+void cg_trace_open_lazily(void (*open_fn)(void))
+{
+    lazy_fn = open_fn;
+    atomic_store(&lazy_state, open_fn ? LAZY_PENDING : LAZY_NONE);
+}
+
+bool cg_trace_lazy_pending(void) { return atomic_load(&lazy_state) != LAZY_NONE; }
+
+static void lazy_open_now(void)
+{
+    if (lazy_opener)
+        return;
+    int expected = LAZY_PENDING;
+    if (atomic_compare_exchange_strong(&lazy_state, &expected, LAZY_OPENING)) {
+        lazy_opener = true;
+        lazy_fn(); /* opens the file and writes the start event */
+        lazy_opener = false;
+        atomic_store(&lazy_state, LAZY_NONE);
+        return;
+    }
+    /* Not forever: had the opener been interrupted by a handler of the
+     * program that never returned, this event may come before `start`. */
+    uint64_t give_up = cg_now_ns() + 2000000000ull;
+    while (atomic_load(&lazy_state) == LAZY_OPENING && cg_now_ns() < give_up)
+        sched_yield();
+}
+
 void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
 {
-    if (CG_UNLIKELY(cg.fd < 0 && cg_trace_lazy_open)) {
-        void (*open_now)(void) = cg_trace_lazy_open;
-        cg_trace_lazy_open = NULL;
-        open_now(); /* writes the start event first */
-    }
+    if (CG_UNLIKELY(atomic_load_explicit(&lazy_state, memory_order_acquire) != LAZY_NONE))
+        lazy_open_now();
     e->buf = storage;
     e->cap = cap;
     e->len = 0;
-    e->overflow = false;
+    e->depth = 0;
+    e->seq = 0;
+    /* Below CG_EV_MIN there is no room for a valid line: build nothing. */
+    e->overflow = cap < CG_EV_MIN;
+    size_t nl = name ? strlen(name) : 0;
+    e->failure = nl > 7 && strcmp(name + nl - 7, "_failed") == 0;
+    e->final = name && (strcmp(name, "exit") == 0 || strcmp(name, "crash") == 0 ||
+                        strcmp(name, "trace_capped") == 0);
+    if (e->overflow)
+        return;
     putc_(e, '{');
     cg_ev_str(e, "ev", name);
     e->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed);
@@ -144,6 +215,8 @@ void cg_ev_u64(struct cg_ev *e, const char *k, unsigned long long v)
 void cg_ev_i64(struct cg_ev *e, const char *k, long long v)
 {
     char d[24];
+    if (v != 0 && e->depth == 0 && k && strcmp(k, "status") == 0)
+        e->failure = true; /* a call that returned an error */
     key(e, k);
     if (v < 0) {
         putc_(e, '-');
@@ -155,6 +228,8 @@ void cg_ev_i64(struct cg_ev *e, const char *k, long long v)
 
 void cg_ev_bool(struct cg_ev *e, const char *k, bool v)
 {
+    if (!v && e->depth == 0 && k && strcmp(k, "ok") == 0)
+        e->failure = true; /* "ok": false */
     key(e, k);
     put(e, v ? "true" : "false", v ? 4 : 5);
 }
@@ -185,25 +260,40 @@ void cg_ev_raw(struct cg_ev *e, const char *k, const char *json)
 
 void cg_ev_open(struct cg_ev *e, const char *k, char bracket)
 {
+    e->depth++;
     key(e, k);
     putc_(e, bracket);
 }
 
 void cg_ev_close(struct cg_ev *e, char bracket)
 {
-    /* Closing is always possible: put() keeps 32 bytes in reserve. */
+    e->depth--;
+    /* After an overflow cg_ev_end cuts the line back to a complete member,
+     * so closing is moot; otherwise put() left 32 bytes in reserve, and a
+     * close only spends them while it has something to close. */
+    if (e->overflow)
+        return;
+    if (e->len + 8 > e->cap) {
+        e->overflow = true;
+        return;
+    }
     e->buf[e->len++] = bracket;
 }
 
+static void write_capped_event(void);
+
 void cg_ev_end(struct cg_ev *e)
 {
+    if (e->cap < CG_EV_MIN) {
+        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+        return;
+    }
     if (e->overflow) {
         /* Drop the unfinished tail back to a safe point: cut at the last
          * complete member and mark the line truncated, still valid JSON. */
-        size_t depth_fix = 0;
         int depth = 0;
         bool in_str = false;
-        size_t last_safe = 1;
+        size_t last_safe = 0;
         for (size_t i = 0; i < e->len; i++) {
             char c = e->buf[i];
             if (in_str) {
@@ -222,26 +312,53 @@ void cg_ev_end(struct cg_ev *e)
             else if (c == ',' && depth == 1)
                 last_safe = i;
         }
-        (void)depth_fix;
-        e->len = last_safe;
-        const char *mark = ",\"truncated\":true";
-        memcpy(e->buf + e->len, mark, strlen(mark));
-        e->len += strlen(mark);
+        static const char mark[] = ",\"truncated\":true";
+        if (last_safe) {
+            e->len = last_safe;
+            memcpy(e->buf + e->len, mark, sizeof mark - 1);
+            e->len += sizeof mark - 1;
+        } else { /* not even the name fitted */
+            e->len = 1;
+            memcpy(e->buf + e->len, mark + 1, sizeof mark - 2);
+            e->len += sizeof mark - 2;
+        }
     }
     e->buf[e->len++] = '}';
     e->buf[e->len++] = '\n';
+    if (e->failure)
+        atomic_store_explicit(&cg_last_failure_seq, e->seq + 1, memory_order_relaxed);
+    if (!e->final && cg_cfg.max_mb > 0 &&
+        atomic_load_explicit(&bytes_written, memory_order_relaxed) + e->len > (uint64_t)cg_cfg.max_mb << 20) {
+        /* Past the cap: counted, not written.  The first time, one line says
+         * so; `exit` and `crash` are still written (they are bounded). */
+        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+        if (cg_trace_fd() >= 0 && !atomic_exchange(&capped, true))
+            write_capped_event();
+        return;
+    }
     cg_trace_write(e->buf, e->len);
 }
 
-void (*cg_trace_lazy_open)(void);
+static void write_capped_event(void)
+{
+    char b[256];
+    struct cg_ev e;
+    int saved = errno;
+    cg_ev_begin(&e, b, sizeof b, "trace_capped");
+    cg_ev_i64(&e, "max_mb", cg_cfg.max_mb);
+    cg_ev_end(&e);
+    char mb[24];
+    mb[cg_utoa(mb, (unsigned long long)cg_cfg.max_mb)] = 0;
+    cg_warn("the trace reached CONVGUARD_MAX_MB; further events are counted, not written; MiB: ", mb);
+    errno = saved;
+}
 
 void cg_trace_write(const char *line, size_t len)
 {
-    int fd = cg.fd;
+    int fd = cg_trace_fd();
     if (fd < 0)
         return;
-    uint64_t cap = cg_cfg.max_mb > 0 ? (uint64_t)cg_cfg.max_mb << 20 : 0;
-    if (cap && atomic_load_explicit(&bytes_written, memory_order_relaxed) + len > cap) {
+    if (atomic_load_explicit(&broken, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
         return;
     }
@@ -251,7 +368,8 @@ void cg_trace_write(const char *line, size_t len)
      * each is affordable. */
     struct stat st;
     if (fstat(fd, &st) != 0 || st.st_dev != trace_dev || st.st_ino != trace_ino) {
-        cg.fd = -1;
+        int expected = fd;
+        __atomic_compare_exchange_n(&cg.fd, &expected, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
         errno = saved;
         return;
@@ -266,45 +384,60 @@ void cg_trace_write(const char *line, size_t len)
     } else {
         static atomic_bool warned;
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+        /* Nothing written (ENOSPC, EDQUOT, EIO): later events may fit again.
+         * Part of the line written (a disk filling up mid-line): any later
+         * line would be glued to that fragment, so write nothing more; the
+         * fragment stays the file's last, newline-less line, which readers
+         * ignore. */
+        if (r >= 0)
+            atomic_store(&broken, true);
         if (!atomic_exchange(&warned, true))
             cg_warn("cannot write the trace (disk full or file gone); events are counted, not written: ", cg.path);
     }
     errno = saved;
 }
 
-/* Creates the trace directory (one level; parents must exist unless it is the
- * default) and refuses one that is a symlink or owned by someone else. */
-static bool dir_ok(const char *dir)
+/* Opens the trace directory, creating it (one level, mode 0700) when
+ * missing, and returns a descriptor the file is then created under, so that
+ * what was checked is what is written to (no window to swap the directory
+ * for a symlink).  Refused: a file, a missing parent, a directory that is
+ * neither ours nor root's sticky one (such as /tmp), whether reached
+ * directly or through a symlink, and one we cannot write to. */
+static int dir_open(const char *dir)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
+        if (errno != ENOENT || (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
             cg_warn("cannot create the trace directory, tracing off: ", dir);
-            return false;
+            return -1;
         }
-        return true;
     }
-    if (S_ISLNK(st.st_mode)) {
-        /* A link is fine only when it leads to a directory of ours. */
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)) {
-            cg_warn("trace directory is a symlink to a directory that is not ours, tracing off: ", dir);
-            return false;
-        }
-        return true;
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        cg_warn(errno == ENOTDIR ? "trace directory is not a directory, tracing off: "
+                                 : "cannot open the trace directory, tracing off: ",
+                dir);
+        return -1;
     }
-    if (!S_ISDIR(st.st_mode)) {
+    bool via_link = lstat(dir, &st) == 0 && S_ISLNK(st.st_mode);
+    if (fstat(dfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
         cg_warn("trace directory is not a directory, tracing off: ", dir);
-        return false;
+        close(dfd);
+        return -1;
     }
-    if (st.st_uid != geteuid() && !(st.st_mode & S_ISVTX)) {
-        cg_warn("trace directory belongs to another user and is not sticky, tracing off: ", dir);
-        return false;
+    if (st.st_uid != geteuid() && !(st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
+        cg_warn(via_link ? "trace directory is a symlink to a directory that is not ours, tracing off: "
+                         : "trace directory belongs to another user, tracing off: ",
+                dir);
+        close(dfd);
+        return -1;
     }
     if (access(dir, W_OK | X_OK) != 0) {
         cg_warn("trace directory is not writable, tracing off: ", dir);
-        return false;
+        close(dfd);
+        return -1;
     }
-    return true;
+    return dfd;
 }
 
 /* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
@@ -320,36 +453,43 @@ void cg_trace_test_adopt(int fd)
 
 int cg_trace_open(void)
 {
-    if (!dir_ok(cg_cfg.dir))
+    int dfd = dir_open(cg_cfg.dir);
+    if (dfd < 0)
         return -1;
     char pid[24];
     pid[cg_utoa(pid, (unsigned long long)cg.pid)] = 0;
-    for (int attempt = 1; attempt < 100; attempt++) {
-        char p[sizeof cg.path];
-        size_t n = cg_strlcpy(p, cg_cfg.dir, sizeof p);
-        if (n && p[n - 1] != '/' && n < sizeof p - 1)
-            p[n++] = '/', p[n] = 0;
-        n += cg_strlcpy(p + n, cg.host, sizeof p - n > 0 ? sizeof p - n : 0);
+    int fd = -1;
+    for (int attempt = 1; attempt < 100 && fd < 0; attempt++) {
+        /* <host>[-r<rank>]-<pid>[.<attempt>].jsonl: host and rank are
+         * sanitised (shim.c), so the name never holds a '/' */
+        char p[sizeof cg.path], name[256];
+        size_t n = cg_strlcpy(name, cg.host, sizeof name);
         if (cg.rank[0]) {
-            n += cg_strlcpy(p + n, "-r", sizeof p - n);
-            n += cg_strlcpy(p + n, cg.rank, sizeof p - n);
+            n += cg_strlcpy(name + n, "-r", n < sizeof name ? sizeof name - n : 0);
+            n += cg_strlcpy(name + n, cg.rank, n < sizeof name ? sizeof name - n : 0);
         }
-        n += cg_strlcpy(p + n, "-", sizeof p - n);
-        n += cg_strlcpy(p + n, pid, sizeof p - n);
+        n += cg_strlcpy(name + n, "-", n < sizeof name ? sizeof name - n : 0);
+        n += cg_strlcpy(name + n, pid, n < sizeof name ? sizeof name - n : 0);
         if (attempt > 1) {
             /* the same pid after exec, or a pid reused: a fresh file, numbered */
             char a[8];
             a[cg_utoa(a, (unsigned)attempt)] = 0;
-            n += cg_strlcpy(p + n, ".", sizeof p - n);
-            n += cg_strlcpy(p + n, a, sizeof p - n);
+            n += cg_strlcpy(name + n, ".", n < sizeof name ? sizeof name - n : 0);
+            n += cg_strlcpy(name + n, a, n < sizeof name ? sizeof name - n : 0);
         }
-        n += cg_strlcpy(p + n, ".jsonl", sizeof p - n);
-        if (n >= sizeof p) {
+        n += cg_strlcpy(name + n, ".jsonl", n < sizeof name ? sizeof name - n : 0);
+        size_t dn = cg_strlcpy(p, cg_cfg.dir, sizeof p);
+        if (dn && dn < sizeof p - 1 && p[dn - 1] != '/')
+            p[dn++] = '/', p[dn] = 0;
+        dn += cg_strlcpy(p + (dn < sizeof p ? dn : 0), name, dn < sizeof p ? sizeof p - dn : 0);
+        if (n >= sizeof name || dn >= sizeof p) {
             cg_warn("trace path too long, tracing off: ", cg_cfg.dir);
-            return -1;
+            break;
         }
-        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
+            /* O_CREAT's mode is cut by the umask: 0600 exactly, never more */
+            fchmod(fd, 0600);
             /* Keep the trace away from the low descriptors a program may
              * close and reuse (0, 1, 2 and the first few). */
             if (fd < 10) {
@@ -365,13 +505,14 @@ int cg_trace_open(void)
                 trace_ino = st.st_ino;
             }
             cg_strlcpy(cg.path, p, sizeof cg.path);
-            return fd;
-        }
-        if (errno != EEXIST) {
+        } else if (errno != EEXIST) {
             cg_warn("cannot create the trace file, tracing off: ", p);
-            return -1;
+            break;
+        } else if (attempt == 99) {
+            cg_warn("too many trace files for this pid, tracing off in ", cg_cfg.dir);
         }
     }
-    cg_warn("too many trace files for this pid, tracing off in ", cg_cfg.dir);
-    return -1;
+    close(dfd);
+    set_fd(fd);
+    return fd;
 }

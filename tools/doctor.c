@@ -384,10 +384,14 @@ static json_t *verdict(json_t *r)
                         xasprintf("keep one cuDNN; take %s out of LD_LIBRARY_PATH or ld.so.cache", d2));
         }
     }
-    if (dv > 0 && rt > dv)
-        problem(ps, "error", xasprintf("the driver supports CUDA %s, older than the CUDA runtime %s a program gets",
-                                       fmt_cuda_ver(dv, a, sizeof a), fmt_cuda_ver(rt, b, sizeof b)),
+    if (dv > 0 && rt > dv) {
+        /* both texts filled first: the order arguments are evaluated in is
+         * unspecified (b was read before it was written; make check-sanitize) */
+        fmt_cuda_ver(dv, a, sizeof a);
+        fmt_cuda_ver(rt, b, sizeof b);
+        problem(ps, "error", xasprintf("the driver supports CUDA %s, older than the CUDA runtime %s a program gets", a, b),
                 xasprintf("upgrade the NVIDIA driver to one for CUDA %s or newer", b));
+    }
     /* several cuDNN versions on disk: the search order decides which one runs */
     json_t *vers = json_object();
     json_t *f;

@@ -755,9 +755,10 @@ json_t *analysis_json(struct analysis *a)
                                                f->ev ? json_integer(jint(f->ev, "seq", -1)) : json_null(), "facts",
                                                f->vars));
     }
-    return json_pack("{s:i, s:i, s:o, s:o, s:O, s:O}", "convguard_report", 1, "problems", analysis_problems(a),
+    /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
+    return json_pack("{s:i, s:i, s:o, s:o, s:O, s:o}", "convguard_report", 1, "problems", analysis_problems(a),
                      "processes", procs, "findings", finds, "inconsistencies", a->incons, "unreadable",
-                     a->s->unreadable ? a->s->unreadable : json_array());
+                     a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
 }
 
 /* ---- the command */

@@ -212,7 +212,8 @@ static int add_dir(struct trace_set *s, const char *dir, int depth)
         names[n++] = xstrdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
+        qsort(names, n, sizeof *names, cmp_str);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         char *p = xasprintf("%s/%s", dir, names[i]);

@@ -168,6 +168,11 @@ API CUresult cuCtxGetDevice(CUdevice *dev)
 /* ---- memory: a list of live blocks, so frees are checked and counted */
 struct blk { struct blk *next; void *p; size_t n; };
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Added for the fork tests (tests/preload/t_threads.sh): a child forked while
+ * another thread held the lock starts with it free.  (The real driver is not
+ * usable in a forked child at all; the double only needs not to hang.) */
+static void mem_lock_child(void) { pthread_mutex_init(&mem_lock, NULL); }
+__attribute__((constructor)) static void mem_lock_atfork(void) { pthread_atfork(NULL, NULL, mem_lock_child); }
 static struct blk *blocks;
 static size_t live;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [overhead] [fallback] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [overhead] [fallback] [robust] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -352,6 +352,64 @@ PYEOF
             echo "   HTML report: $(wc -c < "$OUT/pressure.html" 2>/dev/null) bytes, $(grep -o '<svg' "$OUT/pressure.html" 2>/dev/null | wc -l) SVG timeline(s)"
             build/convguard report "$OUT/html_traces" 2>&1 | sed 's/^/   | /' | head -30
         fi
+        ;;
+    robust)
+        # Issue 7: crashes under PyTorch end as without the shim and leave a
+        # crash event (this machine has no libunwind: glibc's unwinder, since
+        # torch brings libgcc_s); Python's faulthandler, installed after the
+        # shim, still runs and chains to it; many threads on the real driver.
+        echo "== robust: crashes, faulthandler, threads on the real driver"
+        make -s build/robust/prog_threads build/robust/waitstatus >/dev/null 2>&1 ||
+            make -s CC=/usr/bin/gcc build/robust/prog_threads build/robust/waitstatus >/dev/null 2>&1
+        WS=$ROOT/build/robust/waitstatus
+        crash_case() { # name python-code [env...]
+            local name=$1 code=$2; shift 2
+            rm -rf "$OUT/crash-$name"
+            local a b
+            a=$(ulimit -c 0; "$WS" env "$@" $PY -c "$code" 2>"$OUT/crash-$name.plain.err" | tail -1)
+            b=$(ulimit -c 0; "$WS" env "$@" CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/crash-$name LD_PRELOAD=$SHIM \
+                $PY -c "$code" 2>"$OUT/crash-$name.shim.err" | tail -1)
+            echo "-- $name: without the shim: $a; with it: $b $([ "$a" = "$b" ] && echo '(same)' || echo '(DIFFERENT)')"
+            grep -q "Fatal Python error" "$OUT/crash-$name.shim.err" && echo "   faulthandler printed its report"
+            $PY - "$OUT/crash-$name" <<'PYEOF'
+import sys, glob, json
+evs = []
+for f in glob.glob(sys.argv[1] + "/*.jsonl"):
+    for line in open(f, errors="replace"):
+        try: evs.append(json.loads(line))
+        except ValueError: pass
+c = [e for e in evs if e.get("ev") == "crash"]
+if not c:
+    print("   NO crash event"); sys.exit()
+c = c[0]
+print("   crash: %s %s addr=%s unwinder=%s frames=%d next=%s last_failure=%s" % (c["signal_name"],
+      c.get("code_name"), c.get("addr"), c["unwinder"], len(c["backtrace"]), c.get("next"), c.get("last_failure")))
+for fr in c["backtrace"][:8]:
+    print("     %s +%s" % (fr["module"], fr["offset"]))
+PYEOF
+        }
+        crash_case segv "import torch, ctypes; torch.zeros(1, device='cuda'); ctypes.string_at(0)"
+        crash_case segv-faulthandler "import torch, ctypes; torch.zeros(1, device='cuda'); ctypes.string_at(0)" PYTHONFAULTHANDLER=1
+        crash_case abort "import torch, os; torch.zeros(1, device='cuda'); os.abort()"
+        crash_case segv-libunwind-off "import torch, ctypes; torch.zeros(1, device='cuda'); ctypes.string_at(0)" CONVGUARD_UNWIND=none
+        # 64 threads x 20,000 driver calls on the real libcuda.so.1 (no fork:
+        # a forked child cannot use CUDA): same output with and without the
+        # shim, every trace line whole, exit.calls exact
+        T=$ROOT/build/robust/prog_threads
+        rm -rf "$OUT/threads"
+        a=$(CG_FAIL_KIND=release "$T" 64 20000 100 2>&1)
+        b=$(CG_FAIL_KIND=release CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/threads LD_PRELOAD=$SHIM "$T" 64 20000 100 2>&1)
+        echo "-- threads (real driver): without the shim: $a; with it: $b $([ "$a" = "$b" ] && echo '(same)' || echo '(DIFFERENT)')"
+        $PY - "$OUT/threads" <<'PYEOF'
+import sys, glob, json
+for f in glob.glob(sys.argv[1] + "/*.jsonl"):
+    lines = open(f, errors="replace").read().split("\n")
+    evs = [json.loads(l) for l in lines if l]
+    seqs = sorted(e["seq"] for e in evs)
+    ex = [e for e in evs if e["ev"] == "exit"]
+    print("   %d lines, all JSON; seq 0..n-1: %s; exit calls=%s fails=%s" % (len(evs), seqs == list(range(len(evs))),
+          json.dumps(ex[0]["calls"]) if ex else "-", json.dumps(ex[0]["fails"]) if ex else "-"))
+PYEOF
         ;;
     *) echo "unknown section $s" ;;
     esac

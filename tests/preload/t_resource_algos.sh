@@ -4,7 +4,7 @@
 # The TensorFlow-like example (examples/conv_tflike.c) and client_tflike
 # against the test doubles; each run also without the shim: identical output.
 source "$(dirname "$0")/../lib.sh"
-EX=$ROOT/build/examples/conv_tflike
+EX=$BUILD_DIR/examples/conv_tflike
 D9=$DOUBLES/cudnn9 D8=$DOUBLES/cudnn8 RT=$DOUBLES/cudart DRV=$DOUBLES/cuda NVML=$DOUBLES/nvml
 export CG_CONV_SHAPE=2,4,8,8,4,3,3 CONVGUARD_QUIET=1
 

@@ -4,7 +4,7 @@
 # NVML), cuDNN 8 numbering; then the real cuDNN 9.19 / cudart 13 of this machine.
 # Every run is also made without the shim: the program's output must be identical.
 source "$(dirname "$0")/../lib.sh"
-EX=$ROOT/build/examples/conv_tflike
+EX=$BUILD_DIR/examples/conv_tflike
 D9=$DOUBLES/cudnn9 D8=$DOUBLES/cudnn8 RT=$DOUBLES/cudart DRV=$DOUBLES/cuda NVML=$DOUBLES/nvml
 export CG_CONV_SHAPE=2,4,8,8,4,3,3 CONVGUARD_QUIET=1
 

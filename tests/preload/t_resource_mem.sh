@@ -64,10 +64,10 @@ check "churn: live bytes at exit are exactly what is still allocated, nothing un
     .[-1].gpu_mem | .live == '"${left:-0}"' and .allocs == 60000 and .frees == 60000 - '"${blocks:-0}"'
       and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
 # examples/gpu_hog (the "other process" of tests/gpu/run.sh) on the doubles' 1 GiB GPU
-out=$(LD_LIBRARY_PATH=$DOUBLES/cudart:$DOUBLES/cuda "$ROOT/build/examples/gpu_hog" 100 0)
+out=$(LD_LIBRARY_PATH=$DOUBLES/cudart:$DOUBLES/cuda "$BUILD_DIR/examples/gpu_hog" 100 0)
 check "gpu_hog: holds all but 100 MiB through cudaMalloc" \
     bash -c "echo '$out' | grep -qE '^holding 9[0-9]{8} bytes, free 104857600 of 1073741824, pid [0-9]+$' && echo '$out' | grep -q cudaMalloc"
-out=$(LD_LIBRARY_PATH=$DOUBLES/cuda "$ROOT/build/examples/gpu_hog" 300 0)
+out=$(LD_LIBRARY_PATH=$DOUBLES/cuda "$BUILD_DIR/examples/gpu_hog" 300 0)
 check "gpu_hog: without libcudart, through cuMemAlloc_v2" \
     bash -c "echo '$out' | grep -q 'free 314572800 of 1073741824' && echo '$out' | grep -q cuMemAlloc_v2"
 finish

@@ -2,7 +2,7 @@
 # libraries in LD_LIBRARY_PATH whose versions it must read from the library
 # itself (in a child), including one that crashes when loaded.
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 
 "$CG" doctor >"$WORK/out" 2>&1
 rc=$?

@@ -1,7 +1,7 @@
 # t_report_html.sh - `report --html`: one self-contained page with an SVG
 # timeline; rendered by headless Chromium when it is installed.
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 TR=$ROOT/tests/report/traces/conv_workspace_exceeds_free.jsonl
 H=$WORK/report.html
 

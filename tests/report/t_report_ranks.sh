@@ -1,7 +1,7 @@
 # t_report_ranks.sh - a directory of traces from 4 ranks on 2 hosts: one line
 # per rank, and what differs between them (rank 3's cuDNN, node-b's driver).
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 D=$ROOT/tests/report/ranks
 
 "$CG" report "$D" >"$WORK/out"

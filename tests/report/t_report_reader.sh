@@ -2,7 +2,7 @@
 # a cut last line, garbage, lines over 1 MiB, bytes that are not UTF-8, and
 # traces of other convguard versions (unknown events and fields, missing ones).
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 SRC=$ROOT/tests/report/traces/handle_memory_held.jsonl
 names_rule() { "$CG" report --json "$1" 2>/dev/null | jq -e '.findings[0].rule == "handle_memory_held"' >/dev/null; }
 

@@ -1,8 +1,8 @@
 # t_report_real.sh - the real cuDNN 9 on this machine, under `convguard run`:
 # without a driver, cudnnCreate fails and the report must say "no NVIDIA driver".
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
-P=$ROOT/build/report/cuda_client
+CG=$BUILD_DIR/convguard
+P=$BUILD_DIR/report/cuda_client
 LIB=${CUDNN_DIR:-/usr/local/cuda/lib}
 [ -e "$LIB/libcudnn.so.9" ] || skip_all "no cuDNN 9 in $LIB"
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then

@@ -2,7 +2,7 @@
 # (<rule>.jsonl, variants <rule>.<what>.jsonl); `convguard report` names that
 # rule first, prints its cause and fix, and exits 1.  Healthy traces exit 0.
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 T=$ROOT/tests/report/traces
 norm() { tr -s ' \n' '  '; }
 

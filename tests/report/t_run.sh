@@ -2,9 +2,9 @@
 # settings travel as CONVGUARD_*, the program's exit status and signals come
 # through, and the report shows only when something failed, from this run's traces.
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 P=$UNIT/prog_basic
-C=$ROOT/build/report/cuda_client
+C=$BUILD_DIR/report/cuda_client
 [ -x "$P" ] && [ -x "$C" ] || skip_all "test programs missing (make test builds them)"
 # a stand-in libcudart.so.13: a run that loads a CUDA library and fails nowhere
 mkdir -p "$WORK/fake"

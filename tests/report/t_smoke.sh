@@ -2,7 +2,7 @@
 # match the CPU; without a driver it fails fast at the handle and prints the
 # report of its own trace naming the missing driver.
 source "$(dirname "$0")/../lib.sh"
-CG=$ROOT/build/convguard
+CG=$BUILD_DIR/convguard
 
 start=$(date +%s)
 "$CG" smoke --dir "$WORK/s" >"$WORK/out" 2>&1

@@ -1,0 +1,525 @@
+/* crash.c - a `crash` event on a fatal signal, then the signal handed on
+ * exactly as if the shim were not there.
+ *
+ * On SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT the handler appends one
+ * event (signal, fault address, backtrace as module + offset, seq of the
+ * last failure event) and then:
+ *  - calls the handler that was installed before ours, with its own flags
+ *    and mask (SA_SIGINFO or plain, SA_NODEFER, SA_RESETHAND), or
+ *  - restores SIG_DFL and sends the very same siginfo back to this thread
+ *    (rt_tgsigqueueinfo), so the process dies of the same signal, with the
+ *    same core dump and the same wait status as without the shim.
+ *
+ * Everything here is async-signal-safe: no malloc, no stdio, no locks.  The
+ * event is built on the stack by trace.c's allocation-free builder, written
+ * by one write(2).  Module names come from objsnap.c's copy of the link map,
+ * never from the dynamic loader.  The unwinder (never loaded in a handler;
+ * see choose_unwinder for when it is picked):
+ *  - libunwind (libunwind.so.8, never required): unw_init_local2 on the
+ *    signal's own context;
+ *  - otherwise glibc's backtrace(), called once beforehand because its first
+ *    call dlopens libgcc_s (not safe in a handler); libgcc unwinds through
+ *    the signal frame, and the frames before the interrupted one (ours) are
+ *    skipped;
+ *  - otherwise just the interrupted pc (and the return address on top of
+ *    the stack when the pc is in no module: a call through a NULL or stale
+ *    function pointer).
+ *
+ * Stacks: the handler runs on the thread's alternate signal stack when the
+ * program set one (SA_ONSTACK), else on the current stack.  The shim cannot
+ * give every thread an alternate stack (threads it does not create), so a
+ * crash by stack overflow on a thread without one faults again inside the
+ * handler: the kernel then kills the process with the same SIGSEGV, and the
+ * event is lost.  On a small alternate stack the event is skipped.
+ *
+ * Handlers installed after ours (Python's faulthandler, JAX/TF, a program's
+ * own) replace ours: the shim does not interpose sigaction/signal, because
+ * that would change what the program reads back from sigaction().  Most
+ * crash reporters (faulthandler, absl's failure signal handler, Breakpad)
+ * re-raise with the previous handler restored, which is ours: the event is
+ * then still written.  See docs/robustness.md. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <setjmp.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "cg.h"
+
+#define MAX_FRAMES 48
+#define MAX_CRASH_EVENTS 8        /* per process: a handler that recovers may see many */
+/* Stack the handler needs below its own frame (measured: tests/preload/
+ * t_crash.sh "small alternate stack"), and the start event of a forked
+ * child's first line, which the handler may have to write first. */
+#ifndef CG_EVENT_STACK
+#define CG_EVENT_STACK (4 * 1024)
+#endif
+#define START_STACK (32 * 1024)
+
+static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define NFATAL (int)(sizeof fatal / sizeof fatal[0])
+static struct sigaction prev[NFATAL];
+static _Atomic int crash_events;
+static __thread bool in_handler;
+static __thread sigjmp_buf *escape; /* where a fault inside our own work returns to */
+static __thread bool holding;       /* this thread holds `writing` */
+
+/* The event and the unwinder's state live here, not on the stack: the
+ * handler often runs on a small alternate signal stack (Python's
+ * faulthandler chains to it from its own, 16 KiB or so).  One thread at a
+ * time; a second crashing thread waits for the first to have written. */
+static atomic_flag writing = ATOMIC_FLAG_INIT;
+static char ev_buf[8192];
+static char frame_name[1024];
+
+/* libunwind, by its exported names (no header needed to build the shim).
+ * x86-64: the cursor is 127 words, UNW_REG_IP is 16, UNW_INIT_SIGNAL_FRAME 1. */
+#if defined(__x86_64__)
+#define UNW_LIB "libunwind.so.8"
+#define UNW_INIT_LOCAL2 "_ULx86_64_init_local2"
+#define UNW_STEP "_ULx86_64_step"
+#define UNW_GET_REG "_ULx86_64_get_reg"
+#define UNW_REG_IP 16
+#elif defined(__aarch64__)
+#define UNW_LIB "libunwind.so.8"
+#define UNW_INIT_LOCAL2 "_ULaarch64_init_local2"
+#define UNW_STEP "_ULaarch64_step"
+#define UNW_GET_REG "_ULaarch64_get_reg"
+#define UNW_REG_IP 30
+#endif
+#define UNW_CURSOR_WORDS 256 /* libunwind needs 127 (x86-64) or 250 (aarch64) */
+static uintptr_t unw_cursor[UNW_CURSOR_WORDS];
+static void *raw_frames[64];
+static struct {
+    int (*init_local2)(void *cursor, void *uc, int flags);
+    int (*step)(void *cursor);
+    int (*get_reg)(void *cursor, int reg, uintptr_t *val);
+} unw;
+static bool glibc_bt;
+
+static uintptr_t pc_of(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+static uintptr_t sp_of(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.sp;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    }
+    return "?";
+}
+
+static const char *code_name(int sig, int code)
+{
+    switch (code) {
+    case SI_USER: return "SI_USER";
+    case SI_TKILL: return "SI_TKILL";
+    case SI_QUEUE: return "SI_QUEUE";
+    case SI_KERNEL: return "SI_KERNEL";
+    }
+    switch (sig) {
+    case SIGSEGV:
+        switch (code) {
+        case SEGV_MAPERR: return "SEGV_MAPERR";
+        case SEGV_ACCERR: return "SEGV_ACCERR";
+        }
+        break;
+    case SIGBUS:
+        switch (code) {
+        case BUS_ADRALN: return "BUS_ADRALN";
+        case BUS_ADRERR: return "BUS_ADRERR";
+        case BUS_OBJERR: return "BUS_OBJERR";
+        }
+        break;
+    case SIGILL:
+        switch (code) {
+        case ILL_ILLOPC: return "ILL_ILLOPC";
+        case ILL_ILLOPN: return "ILL_ILLOPN";
+        case ILL_ILLADR: return "ILL_ILLADR";
+        case ILL_ILLTRP: return "ILL_ILLTRP";
+        case ILL_PRVOPC: return "ILL_PRVOPC";
+        case ILL_PRVREG: return "ILL_PRVREG";
+        case ILL_COPROC: return "ILL_COPROC";
+        case ILL_BADSTK: return "ILL_BADSTK";
+        }
+        break;
+    case SIGFPE:
+        switch (code) {
+        case FPE_INTDIV: return "FPE_INTDIV";
+        case FPE_INTOVF: return "FPE_INTOVF";
+        case FPE_FLTDIV: return "FPE_FLTDIV";
+        case FPE_FLTOVF: return "FPE_FLTOVF";
+        case FPE_FLTUND: return "FPE_FLTUND";
+        case FPE_FLTRES: return "FPE_FLTRES";
+        case FPE_FLTINV: return "FPE_FLTINV";
+        case FPE_FLTSUB: return "FPE_FLTSUB";
+        }
+        break;
+    }
+    return NULL;
+}
+
+/* ---- backtrace */
+static int unwind_libunwind(ucontext_t *uc, uintptr_t *out)
+{
+    void *cursor = unw_cursor;
+    int n = 0;
+    int (*init)(void *, void *, int) = __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE);
+    if (!init || init(cursor, uc, 1 /* UNW_INIT_SIGNAL_FRAME */) != 0)
+        return 0;
+    do {
+        uintptr_t ip = 0;
+        if (unw.get_reg(cursor, UNW_REG_IP, &ip) != 0 || !ip)
+            break;
+        out[n++] = ip;
+    } while (n < MAX_FRAMES && unw.step(cursor) > 0);
+    return n;
+}
+
+static int unwind_glibc(uintptr_t pc, uintptr_t *out)
+{
+    void **raw = raw_frames;
+    int n = backtrace(raw, (int)(sizeof raw_frames / sizeof raw_frames[0]));
+    /* libgcc steps through the signal frame and reports the interrupted pc
+     * exactly: everything before it is this handler. */
+    int first = -1;
+    for (int i = 0; i < n && first < 0; i++)
+        if ((uintptr_t)raw[i] == pc)
+            first = i;
+    if (first < 0)
+        return 0;
+    int k = 0;
+    for (int i = first; i < n && k < MAX_FRAMES; i++)
+        out[k++] = (uintptr_t)raw[i];
+    return k;
+}
+
+static void put_frame(struct cg_ev *e, uintptr_t addr)
+{
+    uintptr_t base;
+    cg_ev_open(e, NULL, '{');
+    if (cg_objsnap_find(addr, frame_name, sizeof frame_name, &base)) {
+        cg_ev_str(e, "module", frame_name);
+        cg_ev_hex(e, "offset", addr - base);
+    } else {
+        cg_ev_str(e, "module", NULL);
+        cg_ev_hex(e, "offset", addr);
+    }
+    cg_ev_close(e, '}');
+}
+
+static const char *next_action(int i)
+{
+    void (*h)(int) = prev[i].sa_handler;
+    return h == SIG_DFL ? "default" : h == SIG_IGN ? "ignored" : "program_handler";
+}
+
+static uintptr_t frames[MAX_FRAMES];
+
+/* Reads a word without faulting: false where nothing is mapped. */
+static bool safe_read(uintptr_t addr, uintptr_t *out)
+{
+    struct iovec local = {out, sizeof *out}, remote = {(void *)addr, sizeof *out};
+    return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (long)sizeof *out;
+}
+
+__attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc, bool no_unwind)
+{
+    struct cg_ev e;
+    /* Another thread is writing its crash event: wait, but not forever (a
+     * handler of the program may have jumped out of that thread's writing). */
+    uint64_t give_up = cg_now_ns() + 2000000000ull;
+    while (atomic_flag_test_and_set(&writing)) {
+        if (cg_now_ns() > give_up)
+            return;
+        sched_yield();
+    }
+    holding = true;
+    cg_ev_begin(&e, ev_buf, sizeof ev_buf, "crash");
+    cg_ev_i64(&e, "signal", sig);
+    cg_ev_str(&e, "signal_name", signal_name(sig));
+    int code = si ? si->si_code : SI_KERNEL;
+    cg_ev_i64(&e, "code", code);
+    cg_ev_str(&e, "code_name", code_name(sig, code));
+    /* si_addr means something only for faults the kernel raised */
+    if (si && code > 0 && sig != SIGABRT)
+        cg_ev_hex(&e, "addr", (uintptr_t)si->si_addr);
+    else
+        cg_ev_raw(&e, "addr", "null");
+    if (si && (code == SI_USER || code == SI_TKILL || code == SI_QUEUE) && si->si_pid != cg.pid)
+        cg_ev_i64(&e, "sent_by", si->si_pid);
+    char tname[17] = {0};
+    if (prctl(PR_GET_NAME, tname, 0, 0, 0) == 0)
+        cg_ev_str(&e, "thread", tname);
+
+    int n = 0;
+    const char *how = "none";
+    uintptr_t pc = uc ? pc_of(uc) : 0;
+    if (no_unwind)
+        how = "failed"; /* the unwinder faulted on this stack */
+    else if (uc && __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) && (n = unwind_libunwind(uc, frames)) > 0)
+        how = "libunwind";
+    else if (uc && __atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE) && (n = unwind_glibc(pc, frames)) > 0)
+        how = "glibc";
+    if (n == 0 && uc)
+        frames[n++] = pc;
+    if (n == 1 && uc && !no_unwind) {
+        /* A jump to a bad address (a NULL or stale function pointer) leaves
+         * nothing to unwind from, but the caller's return address is still
+         * on top of the stack. */
+        char name[8];
+        uintptr_t base, sp = sp_of(uc), ret;
+        if (!cg_objsnap_find(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
+            cg_objsnap_find(ret, name, sizeof name, &base))
+            frames[n++] = ret;
+    }
+    cg_ev_str(&e, "unwinder", how);
+    cg_ev_open(&e, "backtrace", '[');
+    for (int k = 0; k < n; k++)
+        put_frame(&e, frames[k]);
+    cg_ev_close(&e, ']');
+    uint64_t last = atomic_load(&cg_last_failure_seq);
+    if (last)
+        cg_ev_u64(&e, "last_failure", last - 1);
+    else
+        cg_ev_raw(&e, "last_failure", "null");
+    cg_ev_str(&e, "next", next_action(i));
+    cg_ev_end(&e);
+    holding = false;
+    atomic_flag_clear(&writing);
+}
+
+/* Is there room on the stack we run on?  Only an alternate stack has a
+ * size we can know; the thread's own stack is assumed large. */
+static bool stack_room(void)
+{
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+        return true;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0), lo = (uintptr_t)ss.ss_sp;
+    size_t need = CG_EVENT_STACK + (cg_trace_lazy_pending() ? START_STACK : 0);
+    return here > lo && here - lo > need;
+}
+
+/* ---- handing the signal on */
+static void send_again_default(int sig, siginfo_t *si)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    /* The signal is blocked until this handler returns; it is then
+     * delivered with the default action: same status, same core. */
+    pid_t pid = getpid(), tid = gettid();
+    if (!si || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
+        syscall(SYS_tgkill, pid, tid, sig);
+}
+
+static void hand_on(int i, int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction p = prev[i];
+    if (p.sa_handler == SIG_DFL) {
+        send_again_default(sig, si);
+        return;
+    }
+    if (p.sa_handler == SIG_IGN) {
+        /* The kernel does not let a fault it raised be ignored: it kills. */
+        if (si && si->si_code > 0 && sig != SIGABRT)
+            send_again_default(sig, si);
+        return;
+    }
+    /* The program's handler, as the kernel would have called it. */
+    if (p.sa_flags & SA_RESETHAND) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        prev[i] = dfl;
+        sigaction(sig, &dfl, NULL);
+    }
+    sigset_t mask, saved;
+    pthread_sigmask(SIG_BLOCK, NULL, &saved);
+    sigorset(&mask, &saved, &p.sa_mask);
+    if ((p.sa_flags & SA_NODEFER) && !sigismember(&p.sa_mask, sig))
+        sigdelset(&mask, sig);
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    if (p.sa_flags & SA_SIGINFO)
+        p.sa_sigaction(sig, si, uc);
+    else
+        p.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+    int i = 0;
+    while (i < NFATAL && fatal[i] != sig)
+        i++;
+    if (i == NFATAL)
+        return;
+    if (in_handler) {
+        /* A fault inside our own work (an unwinder reading a corrupt stack):
+         * back to the outer handler, which hands its own signal on, so the
+         * process still ends by the signal it would have ended by. */
+        if (escape)
+            siglongjmp(*escape, 1);
+    } else if (atomic_load(&cg.traced) && stack_room() && atomic_fetch_add(&crash_events, 1) < MAX_CRASH_EVENTS) {
+        sigjmp_buf jb;
+        in_handler = true;
+        for (volatile int attempt = 0; attempt < 2; attempt++) {
+            escape = &jb;
+            if (sigsetjmp(jb, 1) == 0) {
+                write_event(i, sig, si, uc, attempt > 0);
+                break;
+            }
+            /* faulted: once more, without unwinding or reading the stack */
+            if (holding) {
+                holding = false;
+                atomic_flag_clear(&writing);
+            }
+        }
+        escape = NULL;
+        in_handler = false;
+    }
+    errno = saved_errno; /* the next handler sees the interrupted errno */
+    hand_on(i, sig, si, uc);
+}
+
+/* ---- choosing the unwinder, outside any handler
+ *
+ * CONVGUARD_UNWIND=auto (the default) never adds a library to the process:
+ * the program's maps stay exactly what they would be without the shim.  It
+ * uses libunwind.so.8 when the program has it mapped, else glibc's unwinder
+ * when libgcc_s.so.1 is mapped (every C++ program: PyTorch, TensorFlow and
+ * JAX all bring it in), checked at start and again after each dlopen that
+ * added objects.  =libunwind / =glibc load that one at start (the machine
+ * must have it); =none keeps just the pc. */
+static int mapped_cb(const struct cg_obj *o, void *arg)
+{
+    const char *want = arg;
+    return cg_starts_with(cg_basename(o->name), want);
+}
+static bool mapped(const char *prefix) { return cg_elf_each_obj(mapped_cb, (void *)prefix) != 0; }
+
+static bool use_libunwind(bool load)
+{
+#ifdef UNW_LIB
+    if (!cg_dl.dlopen)
+        return false;
+    void *h = cg_dl.dlopen(UNW_LIB, RTLD_NOW | RTLD_LOCAL | (load ? 0 : RTLD_NOLOAD));
+    if (h) {
+        unw.step = (int (*)(void *))cg_dl.dlsym(h, UNW_STEP);
+        unw.get_reg = (int (*)(void *, int, uintptr_t *))cg_dl.dlsym(h, UNW_GET_REG);
+        void *init = unw.step && unw.get_reg ? cg_dl.dlsym(h, UNW_INIT_LOCAL2) : NULL;
+        if (init) {
+            __atomic_store_n(&unw.init_local2, (int (*)(void *, void *, int))init, __ATOMIC_RELEASE);
+            return true;
+        }
+        cg_dl.dlclose(h);
+    }
+    cg_dl.dlerror(); /* leave no dlerror() text behind for the program */
+#else
+    (void)load;
+#endif
+    return false;
+}
+
+static void use_glibc(void)
+{
+    /* The first backtrace() dlopens libgcc_s: do it here, never in a handler. */
+    void *one[2];
+    if (backtrace(one, 2) > 0)
+        __atomic_store_n(&glibc_bt, true, __ATOMIC_RELEASE);
+}
+
+static void choose_unwinder(bool at_start)
+{
+    if (__atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE))
+        return;
+    switch (cg_cfg.unwind) {
+    case CG_UNWIND_LIBUNWIND:
+        if (at_start && !use_libunwind(true))
+            use_glibc(); /* asked for, but the machine has none */
+        break;
+    case CG_UNWIND_GLIBC:
+        if (at_start)
+            use_glibc();
+        break;
+    case CG_UNWIND_AUTO:
+        if (mapped("libunwind.so.8") && use_libunwind(false))
+            break;
+        if (!__atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE) && mapped("libgcc_s.so"))
+            use_glibc();
+        break;
+    }
+}
+
+void cg_crash_after_load(void)
+{
+    if (cg_cfg.crash && cg_cfg.unwind == CG_UNWIND_AUTO)
+        choose_unwinder(false);
+}
+
+const char *cg_crash_unwinder(void)
+{
+    return __atomic_load_n(&unw.init_local2, __ATOMIC_ACQUIRE) ? "libunwind"
+           : __atomic_load_n(&glibc_bt, __ATOMIC_ACQUIRE)      ? "glibc"
+                                                               : "none";
+}
+
+void cg_crash_install(void)
+{
+    if (!cg_cfg.crash)
+        return;
+    int saved = errno;
+    choose_unwinder(true);
+    cg_objsnap_refresh();
+    for (int i = 0; i < NFATAL; i++) {
+        struct sigaction cur;
+        if (sigaction(fatal[i], NULL, &cur) != 0 || cur.sa_handler == SIG_IGN)
+            continue; /* ignored by the program's parent: leave it so */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_fatal_signal;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        prev[i] = cur;
+        sigaction(fatal[i], &sa, &prev[i]);
+    }
+    errno = saved;
+}
+
+/* A forked child may write its own crash events. */
+void cg_crash_after_fork(void) { atomic_store(&crash_events, 0); }

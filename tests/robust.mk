@@ -1,0 +1,139 @@
+# tests/robust.mk - "never break the host" (issue 7): the programs that the
+# crash, thread, fork, hostile-input and security tests run (tests/robust/,
+# built into build/robust/ as part of `make test`), and the separate tool
+# targets, none of them part of `make test` (docs/robustness.md):
+#
+#   make check-sanitize   the whole test suite against an ASan+UBSan build (build-san/)
+#   make check-tsan       the thread test against a TSan build (build-tsan/)
+#   make check-valgrind   memcheck over the test clients under the shim
+#   make fuzz             libFuzzer targets (clang-14) in build-fuzz/
+#   make fuzz-run FUZZ_SECONDS=600   run each target that long
+RB        := $(BUILD)/robust
+RB_SRC    := tests/robust
+RB_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -Ishim -I$(CGT_TD)
+RB_DRV    := $(BUILD)/doubles/cuda/libcuda.so.1
+RB_RT     := $(BUILD)/doubles/cudart/libcudart.so.13
+CXX       ?= g++
+
+RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
+	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges
+# Hosts built with a sanitizer (t_hostile.sh): their runtime calls the
+# shim's dlsym while it starts.  Only where the compiler has the runtimes.
+ifeq ($(findstring -fsanitize,$(CC)),)
+ifneq ($(wildcard $(shell $(CC) -print-file-name=libtsan.so)),)
+RB_PROGS += $(RB)/prog_threads_tsan
+endif
+ifneq ($(wildcard $(shell $(CC) -print-file-name=libasan.so)),)
+RB_PROGS += $(RB)/prog_threads_asan
+endif
+endif
+TEST_DEPS += robust
+.PHONY: robust check-sanitize check-tsan check-valgrind fuzz fuzz-run
+robust: $(RB_PROGS)
+
+$(RB)/%: $(RB_SRC)/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $< -ldl -lpthread
+# undefined behaviour on purpose (a division by zero): never sanitized
+$(RB)/prog_crash: $(RB_SRC)/prog_crash.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fno-sanitize=all -o $@ $< -ldl -lpthread
+$(RB)/prog_terminate: $(RB_SRC)/prog_terminate.cc
+	@mkdir -p $(@D)
+	$(CXX) -O1 -g -Wall -Wextra -Werror -o $@ $<
+$(RB)/lib%.so: $(RB_SRC)/lib%.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -shared -fPIC -o $@ $<
+$(RB)/prog_threads_tsan: $(RB_SRC)/prog_threads.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fsanitize=thread -o $@ $< -ldl -lpthread
+$(RB)/prog_threads_asan: $(RB_SRC)/prog_threads.c
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -fsanitize=address,undefined -o $@ $< -ldl -lpthread
+# PLT route: DT_NEEDED on the driver and runtime doubles
+$(RB)/prog_routes: $(RB_SRC)/prog_routes.c $(RB_DRV) $(RB_RT)
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(dir $(RB_DRV)) -L$(dir $(RB_RT)) \
+	      -l:libcuda.so.1 -l:libcudart.so.13 -Wl,-rpath,$(abspath $(dir $(RB_DRV))):$(abspath $(dir $(RB_RT))) -ldl
+# Linked to the shim itself (absolute RUNPATH): a setuid copy still loads it.
+$(RB)/prog_secure: $(RB_SRC)/prog_secure.c $(BUILD)/libconvguard.so
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $< -L$(BUILD) -l:libconvguard.so -Wl,-rpath,$(abspath $(BUILD)) -ldl
+
+# ---- sanitizers: the same tree, built again with instrumentation
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+# what `make test` needs, named in the sub-make (where BUILD is the sanitizer tree)
+# (second expansion: TEST_DEPS as it stands once every fragment is read)
+.PHONY: test-deps
+.SECONDEXPANSION:
+test-deps: $$(BUILD)/libconvguard.so $$(TEST_DEPS) $$(if $$(wildcard tools/tools.mk),$$(BUILD)/convguard)
+# The sanitized shim brings its runtimes (libasan, libubsan) in as its own
+# dependencies: verify_asan_link_order=0 lets ASan start behind the preloaded
+# shim (the shim must stay first, so that it, not ASan's interceptor, is the
+# program's dlopen and sees the program as the caller).  ASan's own handlers
+# for the crash signals are off, so that the crash tests compare like with
+# like; leaks in the test programs are not the shim's (check-valgrind looks
+# for the shim's).  CGTEST_MAPS_IGNORE: the runtimes are left out of the
+# clients' map listings; CG_SANITIZED: tests skip what a sanitizer changes.
+SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
+	CGTEST_MAPS_IGNORE=libasan:libubsan:libstdc++:libgcc_s:libm.so \
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The sanitizer runtimes resolve the functions they intercept with dlsym()
+# while they start, before their shadow memory exists; dlsym is the shim's.
+# The files on that path (the loader interposers, the real-function lookup,
+# the ELF reader) are therefore built without the memory instrumentation
+# (UBSan still on); everything else is instrumented.  No LTO there: GCC
+# instruments at link time, which would undo the per-file choice.
+SAN_PLAIN := real.o elf.o loader.o
+build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
+$(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
+$(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
+check-sanitize:
+	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" test-deps
+	$(SAN_ENV) tests/run.sh
+check-tsan:
+	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads doubles
+	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
+	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
+	    bash tests/preload/t_threads.sh
+
+# ---- valgrind: memcheck over the clients, the shim preloaded
+VG := valgrind --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes
+check-valgrind: all $(TEST_DEPS)
+	VALGRIND="$(VG)" bash tests/robust/valgrind.sh
+
+# ---- fuzzing: libFuzzer (clang-14), sources compiled in
+FUZZ_CC      ?= clang-14
+FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Ishim -fsanitize=fuzzer,address,undefined
+FUZZ_SECONDS ?= 120
+FZ           := build-fuzz
+FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/trace_read.c),$(FZ)/fuzz_reader)
+fuzz: $(FUZZ_TARGETS)
+$(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c $(SHIM_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c
+$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c shim/fmt.c shim/config.c $(SHIM_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
+# the CLI's reader, analysis and JSON report: every tools/*.c but the main program
+FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
+$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
+	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm
+# -close_fd_mask=2: the targets' warnings on stderr would drown the fuzzer's
+fuzz-run: fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	    n=$$(basename $$t); mkdir -p $(FZ)/corpus-$$n; \
+	    cp -n tests/fuzz/seeds/$$n/* $(FZ)/corpus-$$n/ 2>/dev/null; \
+	    echo "== $$n for $(FUZZ_SECONDS) s"; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -print_final_stats=1 $(FZ)/corpus-$$n \
+	        2>&1 | tail -12 || exit 1; \
+	done
+
+# the trace builder's edges, linked straight from the shim's objects
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $^
