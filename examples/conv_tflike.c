@@ -207,6 +207,51 @@ static void print_perf(const char *api, cudnnStatus_t s, int n, const cudnnConvo
                p[i].time < 0 ? "-1" : "measured", p[i].memory, p[i].determinism, p[i].mathType);
 }
 
+/* CG_TF_FIRST_ALGO=1: what older TensorFlow did with the heuristics: take
+ * cuDNN's first successful _v7 choice, allocate exactly its workspace, and
+ * give up ("No algorithm worked") when that allocation fails. */
+static int run_algo(int dir, int algo, void *ws, size_t bytes);
+
+static int first_algo(int dir, cudnnStatus_t s, int n, cudnnConvolutionPerf_t *perf)
+{
+    int k = -1;
+    for (int i = 0; !s && i < n && i < 16 && k < 0; i++)
+        if (perf[i].status == 0)
+            k = i;
+    if (k < 0) {
+        printf("  No algorithm worked!\n");
+        return 3;
+    }
+    size_t want = perf[k].memory;
+    void *ws = want ? dev_alloc("workspace", want) : NULL;
+    printf("  first algorithm %d, workspace %zu bytes: %s\n", perf[k].algo, want, want && !ws ? "allocation failed" : "ok");
+    if (want && !ws) {
+        printf("  No algorithm worked! (Failed to get convolution algorithm)\n");
+        return 3;
+    }
+    int rc = run_algo(dir, perf[k].algo, ws, want);
+    dev_free(ws);
+    return rc;
+}
+
+static int run_algo(int dir, int algo, void *ws, size_t want)
+{
+    float one = 1.0f, zero = 0.0f;
+    cudnnStatus_t s;
+    if (dir == FWD)
+        s = cudnnConvolutionForward(handle, &one, xd, x, wd, w, cd, algo, ws, want, &zero, yd, y);
+    else if (dir == BWD_DATA)
+        s = cudnnConvolutionBackwardData(handle, &one, wd, w, yd, dy, cd, algo, ws, want, &zero, xd, dx);
+    else
+        s = cudnnConvolutionBackwardFilter(handle, &one, xd, x, yd, dy, cd, algo, ws, want, &zero, wd, dw);
+    printf("  run algo %d = %d %s\n", algo, s, dnn_err(s));
+    if (!s)
+        checksum(dir_names[dir], dir == FWD ? y : dir == BWD_DATA ? dx : dw, dir == FWD ? ys : dir == BWD_DATA ? xs : wsz);
+    else
+        last_error();
+    return s ? 3 : 0;
+}
+
 static int direction(int dir)
 {
     cudnnConvolutionPerf_t perf[16];
@@ -223,6 +268,8 @@ static int direction(int dir)
     print_perf("Get_v7", s, s ? 0 : n, perf);
     if (s)
         last_error();
+    if (getenv("CG_TF_FIRST_ALGO") && atoi(getenv("CG_TF_FIRST_ALGO")))
+        return first_algo(dir, s, n, perf);
     /* the workspace: the largest candidate's, at most the limit, halved while cudaMalloc fails */
     size_t want = 0;
     for (int i = 0; !s && i < n && i < 16; i++)
@@ -283,6 +330,20 @@ static int direction(int dir)
     return rc;
 }
 
+static int preallocate(void **grab)
+{
+    int ngrab = 0;
+    if (!getenv("CG_TF_LEAVE_MB"))
+        return 0;
+    size_t leave = (size_t)atoll(getenv("CG_TF_LEAVE_MB")) * MIB, fr = 0, tot = 0;
+    for (size_t chunk = 1024 * MIB; chunk >= MIB && ngrab < 4096; chunk /= 2)
+        while (ngrab < 4096 && cudaMemGetInfo(&fr, &tot) == 0 && fr > leave + chunk && cudaMalloc(&grab[ngrab], chunk) == 0)
+            ngrab++;
+    cudaMemGetInfo(&fr, &tot);
+    printf("preallocated like TensorFlow: %d blocks, %zu MiB reported free\n", ngrab, fr / MIB);
+    return ngrab;
+}
+
 int main(void)
 {
     static const char *const cudart_names[] = {"libcudart.so.13", "libcudart.so.12", NULL};
@@ -329,8 +390,18 @@ int main(void)
     const char *de = dlerror();
     printf("dlerror after the allocations: %s\n", de ? de : "(null)");
 
+    /* CG_TF_LEAVE_MB=N: take the GPU's memory as TensorFlow's allocator does,
+     * leaving N MiB of what cudaMemGetInfo reports free; CG_TF_PREALLOC_FIRST=1
+     * does it before cudnnCreate, as TensorFlow does at start */
+    void *grab[4096];
+    int ngrab = 0;
+    int prealloc_first = getenv("CG_TF_PREALLOC_FIRST") && atoi(getenv("CG_TF_PREALLOC_FIRST"));
+    if (prealloc_first)
+        ngrab = preallocate(grab);
     cudnnStatus_t s = cudnnCreate(&handle);
     printf("cudnnCreate = %d %s\n", s, dnn_err(s));
+    if (!s && !prealloc_first)
+        ngrab = preallocate(grab);
     int rc = 0;
     if (s) {
         last_error();
@@ -367,6 +438,8 @@ int main(void)
         s = cudnnDestroy(handle);
         printf("cudnnDestroy = %d\n", s);
     }
+    while (ngrab > 0)
+        cudaFree(grab[--ngrab]);
     dev_free(x), dev_free(dx), dev_free(w), dev_free(dw), dev_free(y), dev_free(dy);
     printf("exit %d\n", rc);
     return rc;

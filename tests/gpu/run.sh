@@ -191,43 +191,76 @@ else:
           % (name, rc("bad"), rc("on"), len(fb), "equal" if same else "DIFFERENT or missing", worst))
 PYEOF
         }
-        # 1. the TensorFlow-like C program under a hog leaving LEAVE_TF_MIB (default 300)
+        want() { case " ${FB_SCENARIOS:-tf tf_reserve torch_legacy torch_graph jax_reserve cost} " in *" $1 "*) return 0 ;; esac; return 1; }
+        # 1. the TensorFlow-like C program as older TensorFlow behaves: it preallocates the GPU
+        #    (CG_TF_LEAVE_MB left free) and takes cuDNN's first _v7 algorithm with exactly its
+        #    workspace ("No algorithm worked" when that allocation fails). The fallback's _v7
+        #    reordering puts first an algorithm that fits what is free.
         TFSHAPE=${FB_TF_SHAPE:-32,128,56,56,128,3,3}
-        echo "-- fb_tf: conv_tflike (shape $TFSHAPE) under gpu_hog"
-        fb_one tf ref env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
-        fb_hog "${LEAVE_TF_MIB:-300}"
-        fb_one tf bad env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
-        fb_one tf on env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
-        fb_unhog
-        fb_verdict tf
-        # 2. PyTorch, legacy API with benchmark on (FindEx): a large convolution whose fastest algorithms
-        #    want a big workspace, a hog leaving LEAVE_TORCH_MIB (default 1024); and the graph API with
-        #    CONVGUARD_WORKSPACE_LIMIT_MB (default 64) under the same hog
-        echo "-- fb_torch_legacy: PyTorch TORCH_CUDNN_V8_API_DISABLED=1, benchmark on, under gpu_hog"
-        TENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=1"
-        fb_one torch_legacy ref env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
-        fb_hog "${LEAVE_TORCH_MIB:-1024}"
-        fb_one torch_legacy bad env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
-        fb_one torch_legacy on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
-        echo "-- fb_torch_graph: PyTorch graph API, benchmark on, CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64}, same hog"
-        fb_one torch_graph ref env $TENV $PY tests/gpu/fb_conv.py torch
-        fb_one torch_graph bad env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
-        fb_one torch_graph on env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
-        fb_unhog
-        fb_verdict torch_legacy
-        fb_verdict torch_graph
-        # 3. JAX preallocating XLA_PYTHON_CLIENT_MEM_FRACTION (default 0.999) of the memory it is told of,
-        #    rescued by CONVGUARD_RESERVE_MB (default 4096); REF preallocates 0.75
-        echo "-- fb_jax_reserve: JAX, XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999}, CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096}"
-        JENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} XLA_PYTHON_CLIENT_PREALLOCATE=true"
-        fb_one jax_reserve ref env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=0.75 $PY tests/gpu/fb_conv.py jax
-        fb_one jax_reserve bad env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} $PY tests/gpu/fb_conv.py jax
-        fb_one jax_reserve on env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096} $PY tests/gpu/fb_conv.py jax
-        fb_verdict jax_reserve
-        # the cost when nothing needs rescuing: the unconstrained runs with the fallback on
-        echo "-- fb_cost: unconstrained, shim with CONVGUARD_FALLBACK=1 (nothing to rescue)"
-        fb_one cost_torch on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
-        echo "   steps/s: torch legacy unconstrained no shim $(grep -h '^steps_per_s' "$OUT/fb_torch_legacy.ref.log" | cut -d' ' -f2), shim+fallback $(grep -h '^steps_per_s' "$OUT/fb_cost_torch.on.log" | cut -d' ' -f2)"
+        TFE="CG_TF_FIRST_ALGO=1 CG_CONV_SHAPE=$TFSHAPE LD_LIBRARY_PATH=$EXLP"
+        if want tf; then
+            echo "-- fb_tf: conv_tflike (shape $TFSHAPE), first _v7 algorithm, preallocated leaving ${FB_TF_LEAVE_MB:-64} MiB"
+            fb_one tf ref env $TFE build/examples/conv_tflike
+            fb_one tf bad env $TFE CG_TF_LEAVE_MB=${FB_TF_LEAVE_MB:-64} build/examples/conv_tflike
+            fb_one tf on env $TFE CG_TF_LEAVE_MB=${FB_TF_LEAVE_MB:-64} build/examples/conv_tflike
+            fb_verdict tf
+        fi
+        # 1b. the same program preallocating everything BEFORE cudnnCreate, as TensorFlow does at start:
+        #     CONVGUARD_RESERVE_MB makes it leave room (the workspace limit is set huge so that only the
+        #     reserve acts)
+        if want tf_reserve; then
+            echo "-- fb_tf_reserve: conv_tflike preallocating at start leaving 16 MiB; CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-2048}"
+            fb_one tf_reserve ref env $TFE build/examples/conv_tflike
+            fb_one tf_reserve bad env $TFE CG_TF_PREALLOC_FIRST=1 CG_TF_LEAVE_MB=16 build/examples/conv_tflike
+            fb_one tf_reserve on env $TFE CG_TF_PREALLOC_FIRST=1 CG_TF_LEAVE_MB=16 CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-2048} \
+                CONVGUARD_WORKSPACE_LIMIT_MB=1000000 build/examples/conv_tflike
+            fb_verdict tf_reserve
+        fi
+        # 2a. PyTorch's graph path with CONVGUARD_WORKSPACE_LIMIT_MB and no pressure: plans over the limit
+        #     are refused at Finalize and PyTorch takes the next; the result must not change, and steps/s
+        #     say what the smaller workspaces cost
+        if want torch_limit; then
+            LENV="CG_FB_N=${FB_LIMIT_N:-16} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=1"
+            echo "-- fb_torch_limit: PyTorch graph API, CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64}, no pressure"
+            fb_one torch_limit ref env $LENV $PY tests/gpu/fb_conv.py torch
+            fb_one torch_limit bad env $LENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+            fb_one torch_limit on env $LENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+            fb_verdict torch_limit
+        fi
+        if want torch_legacy; then
+            # 2. PyTorch, legacy API with benchmark on (FindEx): a large convolution whose fastest algorithms
+            #    want a big workspace, a hog leaving LEAVE_TORCH_MIB (default 1024); and the graph API with
+            #    CONVGUARD_WORKSPACE_LIMIT_MB (default 64) under the same hog
+            echo "-- fb_torch_legacy: PyTorch TORCH_CUDNN_V8_API_DISABLED=1, benchmark on, under gpu_hog"
+            TENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=1"
+            fb_one torch_legacy ref env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+            fb_one torch_graph ref env $TENV $PY tests/gpu/fb_conv.py torch
+            fb_hog "${LEAVE_TORCH_MIB:-1024}"
+            fb_one torch_legacy bad env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+            fb_one torch_legacy on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+            echo "-- fb_torch_graph: PyTorch graph API, benchmark on, CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64}, same hog"
+            fb_one torch_graph bad env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+            fb_one torch_graph on env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+            fb_unhog
+            fb_verdict torch_legacy
+            fb_verdict torch_graph
+        fi
+        if want jax_reserve; then
+            # 3. JAX preallocating XLA_PYTHON_CLIENT_MEM_FRACTION (default 0.999) of the memory it is told of,
+            #    rescued by CONVGUARD_RESERVE_MB (default 4096); REF preallocates 0.75
+            echo "-- fb_jax_reserve: JAX, XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999}, CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096}"
+            JENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} XLA_PYTHON_CLIENT_PREALLOCATE=true"
+            fb_one jax_reserve ref env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=0.75 $PY tests/gpu/fb_conv.py jax
+            fb_one jax_reserve bad env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} $PY tests/gpu/fb_conv.py jax
+            fb_one jax_reserve on env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096} $PY tests/gpu/fb_conv.py jax
+            fb_verdict jax_reserve
+        fi
+        if want cost; then
+            # the cost when nothing needs rescuing: the unconstrained runs with the fallback on
+            echo "-- fb_cost: unconstrained, shim with CONVGUARD_FALLBACK=1 (nothing to rescue)"
+            fb_one cost_torch on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+            echo "   steps/s: torch legacy unconstrained no shim $(grep -h '^steps_per_s' "$OUT/fb_torch_legacy.ref.log" | cut -d' ' -f2), shim+fallback $(grep -h '^steps_per_s' "$OUT/fb_cost_torch.on.log" | cut -d' ' -f2)"
+        fi
         ;;
     overhead)
         echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"
