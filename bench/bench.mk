@@ -6,6 +6,8 @@ $(BUILD)/bench/hotpath: bench/hotpath.c doubles | $(BUILD)/bench
 	  -L$(BUILD)/doubles/cudnn9 -L$(BUILD)/doubles/cudart -L$(BUILD)/doubles/cuda \
 	  -Wl,--disable-new-dtags,-rpath,$(abspath $(BUILD))/doubles/cudnn9:$(abspath $(BUILD))/doubles/cudart:$(abspath $(BUILD))/doubles/cuda \
 	  -l:libcudnn.so.9 -l:libcudnn_cnn.so.9 -l:libcudart.so.13 -l:libcuda.so.1 -ldl
+$(BUILD)/bench/load_cudnn: bench/load_cudnn.c | $(BUILD)/bench
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ bench/load_cudnn.c -ldl
 .PHONY: bench
-bench: all $(BUILD)/bench/hotpath
+bench: all $(BUILD)/bench/hotpath $(BUILD)/bench/load_cudnn
 	bench/run.sh

@@ -5,7 +5,13 @@
  * route goes through cuGetProcAddress_v2, the dlsym route through dlsym.
  *
  *   hotpath MODE N     MODE: cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym
- *                            create execute convfwd dlsym_cu dlsym_other */
+ *                            create execute convfwd dlsym_cu dlsym_other
+ *                            setattr getattr procaddr
+ * setattr/getattr: one cudnnBackendSetAttribute (a tensor's dimensions) /
+ * GetAttribute (a plan's workspace size): JAX makes ~50,000 descriptor calls
+ * for one small convolution.  procaddr: one cuGetProcAddress_v2 of a name
+ * that is not hooked, alternating with one that is (cudart asks ~450 names
+ * at start). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,12 +132,16 @@ int main(int argc, char **argv)
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    if (!strcmp(mode, "execute") || !strcmp(mode, "convfwd")) {
+    if (!strcmp(mode, "execute") || !strcmp(mode, "convfwd") || !strcmp(mode, "getattr")) {
         if (cudnnCreate(&h))
             return 6;
     }
-    if (!strcmp(mode, "execute"))
+    if (!strcmp(mode, "execute") || !strcmp(mode, "getattr"))
         build_plan(h, &plan, &vp, bufs);
+    cudnnBackendDescriptor_t td = NULL;
+    static const int64_t dims4[4] = {8, 3, 32, 32};
+    if (!strcmp(mode, "setattr"))
+        td = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (!strcmp(mode, "convfwd")) {
         cudnnCreateTensorDescriptor(&xd);
         cudnnCreateTensorDescriptor(&yd);
@@ -165,6 +175,15 @@ int main(int argc, char **argv)
             bad += cudnnBackendExecute(h, plan, vp) != 0;
         } else if (!strcmp(mode, "convfwd")) {
             bad += cudnnConvolutionForward(h, &alpha, xd, &x, wd, &w, cd, 0, NULL, 0, &beta, yd, &y) != 0;
+        } else if (!strcmp(mode, "setattr")) {
+            bad += SET(td, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims4) != 0;
+        } else if (!strcmp(mode, "getattr")) {
+            int64_t ws = -1, got = 0;
+            bad += cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got,
+                                            &ws) != 0;
+        } else if (!strcmp(mode, "procaddr")) {
+            void *fn = NULL;
+            bad += cuGetProcAddress_v2(i & 1 ? "cuMemAlloc" : "cuCtxGetCurrent", &fn, 12000, 0, NULL) != 0 || !fn;
         } else if (!strcmp(mode, "dlsym_cu")) {
             bad += dlsym(dnn, "cudnnGetVersion") == NULL;
         } else if (!strcmp(mode, "dlsym_other")) {

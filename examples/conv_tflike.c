@@ -54,6 +54,7 @@ typedef struct {
     X(rt, cudaError_t, cudaMalloc, (void **, size_t))                                                           \
     X(rt, cudaError_t, cudaFree, (void *))                                                                      \
     X(rt, cudaError_t, cudaMemGetInfo, (size_t *, size_t *))                                                    \
+    X(rt, cudaError_t, cudaMemcpy, (void *, const void *, size_t, int))                                         \
     X(rt, const char *, cudaGetErrorName, (cudaError_t))                                                        \
     X(dnn, size_t, cudnnGetVersion, (void))                                                                     \
     X(dnn, const char *, cudnnGetErrorString, (cudnnStatus_t))                                                  \
@@ -159,6 +160,35 @@ static void dev_free(void *p)
         cudaFree(p);
 }
 
+/* ---- inputs and checksums (with cudaMemcpy only: results of runs can then be compared) */
+#define CUDA_MEMCPY_H2D 1
+#define CUDA_MEMCPY_D2H 2
+static size_t xs, wsz, ys; /* bytes of x/dx, w/dw, y/dy */
+static void fill(void *dev, size_t bytes, int seed)
+{
+    size_t n = bytes / 4;
+    float *h = cudaMemcpy && dev ? malloc(bytes) : NULL;
+    if (!h)
+        return;
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)((i * 2654435761u + (unsigned)seed) % 1001) / 500.0f - 1.0f;
+    cudaMemcpy(dev, h, bytes, CUDA_MEMCPY_H2D);
+    free(h);
+}
+static void checksum(const char *what, const void *dev, size_t bytes)
+{
+    float *h = cudaMemcpy && dev ? malloc(bytes) : NULL;
+    if (!h)
+        return;
+    double s = 0, a = 0;
+    if (cudaMemcpy(h, dev, bytes, CUDA_MEMCPY_D2H) == 0) {
+        for (size_t i = 0; i < bytes / 4; i++)
+            s += h[i], a += h[i] < 0 ? -h[i] : h[i];
+        printf("  result %s sum %.9e abs %.9e\n", what, s, a);
+    }
+    free(h);
+}
+
 /* ---- one direction: Get_v7, a workspace, FindEx, run */
 enum { FWD, BWD_DATA, BWD_FILTER };
 static const char *const dir_names[] = {"forward", "backward_data", "backward_filter"};
@@ -242,6 +272,8 @@ static int direction(int dir)
         else
             s = cudnnConvolutionBackwardFilter(handle, &one, xd, x, yd, dy, cd, algo, ws, want, &zero, wd, dw);
         printf("  run algo %d = %d %s\n", algo, s, dnn_err(s));
+        if (!s)
+            checksum(dir_names[dir], dir == FWD ? y : dir == BWD_DATA ? dx : dw, dir == FWD ? ys : dir == BWD_DATA ? xs : wsz);
         if (s) {
             last_error();
             rc = 3;
@@ -256,9 +288,11 @@ int main(void)
     static const char *const cudart_names[] = {"libcudart.so.13", "libcudart.so.12", NULL};
     const char *cudnn_names[] = {getenv("CG_CUDNN") ? getenv("CG_CUDNN") : "libcudnn.so.9", NULL};
     void *rt = open_lib(cudart_names), *dnn = open_lib(cudnn_names);
-    /* cudnnGetLastErrorString is cuDNN 9's: optional, as in TF */
+    /* cudnnGetLastErrorString is cuDNN 9's: optional, as in TF; cudaMemcpy (optional) fills the inputs and
+     * reads results back for the checksums (the test doubles have none) */
 #define RESOLVE(lib, ret, name, params)                                                                         \
-    if (lib && !(name = (ret(*) params)dlsym(lib, #name)) && strcmp(#name, "cudnnGetLastErrorString")) {        \
+    if (lib && !(name = (ret(*) params)dlsym(lib, #name)) && strcmp(#name, "cudnnGetLastErrorString") &&         \
+        strcmp(#name, "cudaMemcpy")) {                                                                          \
         printf("missing %s\n", #name);                                                                          \
         missing++;                                                                                              \
     }
@@ -287,9 +321,10 @@ int main(void)
            R, S, R / 2, S / 2, N, K, P, Q, limit);
 
     /* TF's allocator gets the tensors before cuDNN is touched */
-    size_t xs = (size_t)N * C * H * W * 4, ws_ = (size_t)K * C * R * S * 4, ys = (size_t)N * K * P * Q * 4;
-    x = dev_alloc("x", xs), dx = dev_alloc("dx", xs), w = dev_alloc("w", ws_), dw = dev_alloc("dw", ws_);
+    xs = (size_t)N * C * H * W * 4, wsz = (size_t)K * C * R * S * 4, ys = (size_t)N * K * P * Q * 4;
+    x = dev_alloc("x", xs), dx = dev_alloc("dx", xs), w = dev_alloc("w", wsz), dw = dev_alloc("dw", wsz);
     y = dev_alloc("y", ys), dy = dev_alloc("dy", ys);
+    fill(x, xs, 1), fill(w, wsz, 2), fill(dy, ys, 3);
     /* a failed driver load inside cudart leaves its reason for dlerror() */
     const char *de = dlerror();
     printf("dlerror after the allocations: %s\n", de ? de : "(null)");

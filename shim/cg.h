@@ -40,9 +40,14 @@ enum cg_hook_id {
     CG_NHOOKS
 };
 
+/* Every wrapper's second parameter: the return address of the program's call
+ * into the entry (where the call came from), for the reports of failures.
+ * A plain argument, not a thread-local: inlined into the entry (LTO) it is
+ * read from the stack only on the paths that use it. */
+#define CG_CALLER __attribute__((unused)) const void *caller
 #define CG_HOOK(fam, ret, name, params, args)                                                                \
     typedef ret(*cg_t_##name) params;                                                                         \
-    ret cg_w_##name(cg_t_##name real, CG_UNPAREN params);
+    ret cg_w_##name(cg_t_##name real, const void *caller, CG_UNPAREN params);
 #define CG_HOOK_PLAIN CG_HOOK
 #include "hooks.def"
 #undef CG_HOOK
@@ -94,11 +99,6 @@ int cg_slot_of_soname(const char *soname);
 void cg_note_failure(void); /* counts failures for the exit line */
 /* export.c: counts a failed call and writes a plain call_failed event */
 void cg_hook_failed(int hook, long long status);
-/* export.c: the return address of the program's call into the current
- * entry, per thread (set by every entry before its wrapper runs; a wrapper
- * that reports its caller reads it before calling the real function, since
- * nested entries overwrite it). */
-extern __thread const void *cg_caller;
 
 /* ---- config.c: CONVGUARD_* read once at load */
 struct cg_config {
@@ -248,4 +248,8 @@ const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- graph_report.c: the graph (backend) API layer at exit */
+void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
+void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cudnn_desc.h"
+#include "fallback.h"
 #include "gpuinfo.h"
 #include "libs.h"
 
@@ -135,7 +136,7 @@ static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struc
     }
 }
 
-cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, cudnnHandle_t *handle)
+cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *handle)
 {
     uint64_t failures_before = cg_gpumem_failures();
     cudnnStatus_t r = real(handle);
@@ -183,11 +184,18 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, cudnnHandle_t *handle)
         cg_ev_raw(&e, "seq", "null");
     cg_ev_close(&e, '}');
     cg_ev_end(&e);
+    if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 &&
+        (cg_fallback_mem_status(slot, r) || strcmp(c.kind, "out_of_memory") == 0 ||
+         strcmp(c.kind, "memory_held_by_other_process") == 0)) {
+        struct cg_alloc_failure af;
+        bool during = cg_gpumem_failures() > failures_before && cg_gpumem_last_failure(&af);
+        cg_fb_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
+    }
     errno = saved;
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, cudnnHandle_t handle)
+cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, CG_CALLER, cudnnHandle_t handle)
 {
     cudnnStatus_t r = real(handle);
     int saved = errno;
@@ -384,16 +392,33 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     errno = saved;
 }
 
+/* CONVGUARD_FALLBACK=1 (fallback_cudnn.c): v7 results over the workspace limit go behind those that fit;
+ * a Find that failed for memory is answered from the heuristics. */
+static cudnnStatus_t fb_lookup(int hook, int op, int api, const void *real, cudnnStatus_t r, cudnnHandle_t h,
+                               void *a1, void *a2, cudnnConvolutionDescriptor_t conv, void *a3, int requested,
+                               int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+{
+    int slot = cg_cudnn_slot_of(hook, real);
+    if (api == API_GET_V7 && r == CUDNN_STATUS_SUCCESS)
+        cg_fb_v7(hook, slot, real, h, a1, a2, conv, a3, requested, returned, perf);
+    else if (api == API_FIND && r != CUDNN_STATUS_SUCCESS)
+        r = cg_fb_find(hook, op, slot, real, r, h, a1, a2, conv, a3, requested, returned, perf);
+    return r;
+}
+
 #define LOOKUP_V7(name, op, api, xd, wd, yd)                                                                     \
     {                                                                                                            \
         cudnnStatus_t r = real(h, a1, a2, conv, a3, requested, returned, perf);                                  \
+        if (CG_UNLIKELY(cg_cfg.fallback))                                                                        \
+            r = fb_lookup(CG_H_##name, op, api, (const void *)real, r, h, (void *)a1, (void *)a2, conv,          \
+                          (void *)a3, requested, returned, perf);                                                \
         struct lookup l = {CG_H_##name, op, api, (const void *)real, xd, yd, wd, conv, requested, returned,      \
                            perf, 0};                                                                             \
         after_lookup(&l, r);                                                                                     \
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real,
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvolutionForwardAlgorithm_v7 real, CG_CALLER,
                                                           cudnnHandle_t h, cudnnTensorDescriptor_t a1,
                                                           cudnnFilterDescriptor_t a2,
                                                           cudnnConvolutionDescriptor_t conv,
@@ -402,25 +427,25 @@ cudnnStatus_t cg_w_cudnnGetConvolutionForwardAlgorithm_v7(cg_t_cudnnGetConvoluti
     LOOKUP_V7(cudnnGetConvolutionForwardAlgorithm_v7, CG_OP_FWD, API_GET_V7, a1, a2, a3)
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(
-    cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, cudnnHandle_t h, cudnnFilterDescriptor_t a1,
+    cg_t_cudnnGetConvolutionBackwardDataAlgorithm_v7 real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf)
     LOOKUP_V7(cudnnGetConvolutionBackwardDataAlgorithm_v7, CG_OP_BWD_DATA, API_GET_V7, a3, a1, a2)
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-    cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cg_t_cudnnGetConvolutionBackwardFilterAlgorithm_v7 real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
     LOOKUP_V7(cudnnGetConvolutionBackwardFilterAlgorithm_v7, CG_OP_BWD_FILTER, API_GET_V7, a1, a3, a2)
 
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real,
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithm(cg_t_cudnnFindConvolutionForwardAlgorithm real, CG_CALLER,
                                                         cudnnHandle_t h, cudnnTensorDescriptor_t a1,
                                                         cudnnFilterDescriptor_t a2, cudnnConvolutionDescriptor_t conv,
                                                         cudnnTensorDescriptor_t a3, int requested, int *returned,
                                                         cudnnConvolutionFwdAlgoPerf_t *perf)
     LOOKUP_V7(cudnnFindConvolutionForwardAlgorithm, CG_OP_FWD, API_FIND, a1, a2, a3)
 
-cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real,
+cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvolutionBackwardDataAlgorithm real, CG_CALLER,
                                                              cudnnHandle_t h, cudnnFilterDescriptor_t a1,
                                                              cudnnTensorDescriptor_t a2,
                                                              cudnnConvolutionDescriptor_t conv,
@@ -429,7 +454,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithm(cg_t_cudnnFindConvo
     LOOKUP_V7(cudnnFindConvolutionBackwardDataAlgorithm, CG_OP_BWD_DATA, API_FIND, a3, a1, a2)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
-    cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithm real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t a1,
     cudnnTensorDescriptor_t a2, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t a3, int requested,
     int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf)
     LOOKUP_V7(cudnnFindConvolutionBackwardFilterAlgorithm, CG_OP_BWD_FILTER, API_FIND, a1, a3, a2)
@@ -437,13 +462,17 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithm(
 #define LOOKUP_EX(name, op, xd, wd, yd)                                                                          \
     {                                                                                                            \
         cudnnStatus_t r = real(h, d1, p1, d2, p2, conv, d3, p3, requested, returned, perf, ws, ws_bytes);        \
+        if (CG_UNLIKELY(cg_cfg.fallback))                                                                        \
+            r = cg_fb_findex(CG_H_##name, cg_cudnn_slot_of(CG_H_##name, (const void *)real), (const void *)real, \
+                             r, h, (void *)d1, p1, (void *)d2, p2, conv, (void *)d3, p3, requested, returned,    \
+                             perf, ws, &ws_bytes);                                                               \
         struct lookup l = {CG_H_##name, op, API_FIND_EX, (const void *)real, xd, yd, wd, conv, requested,        \
                            returned, perf, ws_bytes};                                                            \
         after_lookup(&l, r);                                                                                     \
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real,
+cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolutionForwardAlgorithmEx real, CG_CALLER,
                                                           cudnnHandle_t h, cudnnTensorDescriptor_t d1, const void *p1,
                                                           cudnnFilterDescriptor_t d2, const void *p2,
                                                           cudnnConvolutionDescriptor_t conv,
@@ -453,14 +482,14 @@ cudnnStatus_t cg_w_cudnnFindConvolutionForwardAlgorithmEx(cg_t_cudnnFindConvolut
     LOOKUP_EX(cudnnFindConvolutionForwardAlgorithmEx, CG_OP_FWD, d1, d2, d3)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardDataAlgorithmEx(
-    cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, cudnnHandle_t h, cudnnFilterDescriptor_t d1,
+    cg_t_cudnnFindConvolutionBackwardDataAlgorithmEx real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t d1,
     const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
     cudnnTensorDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdDataAlgoPerf_t *perf,
     void *ws, size_t ws_bytes)
     LOOKUP_EX(cudnnFindConvolutionBackwardDataAlgorithmEx, CG_OP_BWD_DATA, d3, d1, d2)
 
 cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
-    cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, cudnnHandle_t h, cudnnTensorDescriptor_t d1,
+    cg_t_cudnnFindConvolutionBackwardFilterAlgorithmEx real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t d1,
     const void *p1, cudnnTensorDescriptor_t d2, const void *p2, cudnnConvolutionDescriptor_t conv,
     cudnnFilterDescriptor_t d3, void *p3, int requested, int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *perf,
     void *ws, size_t ws_bytes)
@@ -475,7 +504,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real,
+cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolutionForwardWorkspaceSize real, CG_CALLER,
                                                            cudnnHandle_t h, cudnnTensorDescriptor_t x,
                                                            cudnnFilterDescriptor_t w,
                                                            cudnnConvolutionDescriptor_t conv,
@@ -484,13 +513,13 @@ cudnnStatus_t cg_w_cudnnGetConvolutionForwardWorkspaceSize(cg_t_cudnnGetConvolut
     WS_SIZE(cudnnGetConvolutionForwardWorkspaceSize, real(h, x, w, conv, y, algo, bytes))
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardDataWorkspaceSize(
-    cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, cudnnHandle_t h, cudnnFilterDescriptor_t w,
+    cg_t_cudnnGetConvolutionBackwardDataWorkspaceSize real, CG_CALLER, cudnnHandle_t h, cudnnFilterDescriptor_t w,
     cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t dx,
     cudnnConvolutionBwdDataAlgo_t algo, size_t *bytes)
     WS_SIZE(cudnnGetConvolutionBackwardDataWorkspaceSize, real(h, w, dy, conv, dx, algo, bytes))
 
 cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(
-    cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, cudnnHandle_t h, cudnnTensorDescriptor_t x,
+    cg_t_cudnnGetConvolutionBackwardFilterWorkspaceSize real, CG_CALLER, cudnnHandle_t h, cudnnTensorDescriptor_t x,
     cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t conv, cudnnFilterDescriptor_t dw,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t *bytes)
     WS_SIZE(cudnnGetConvolutionBackwardFilterWorkspaceSize, real(h, x, dy, conv, dw, algo, bytes))
@@ -523,44 +552,68 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
     errno = saved;
 }
 
-#define EXEC(name, op, call)                                                                                     \
+/* CONVGUARD_FALLBACK=1: an execution that failed for workspace is retried
+ * once with an algorithm needing none (the same call, another algo). */
+#define EXEC_FB(name, op, call, d1, d2, d3)                                                                      \
+    if (CG_UNLIKELY(cg_cfg.fallback)) {                                                                          \
+        int slot_ = cg_cudnn_slot_of(CG_H_##name, (const void *)real);                                           \
+        size_t need_ = 0;                                                                                        \
+        int alt_ = cg_fb_exec_algo(op, slot_, (const void *)real, r, h, (void *)(d1), (void *)(d2), conv,        \
+                                   (void *)(d3), algo, ws, ws_bytes, &need_);                                    \
+        if (alt_ >= 0) {                                                                                         \
+            int asked_ = algo;                                                                                   \
+            cudnnStatus_t first_ = r;                                                                            \
+            algo = alt_;                                                                                         \
+            r = call;                                                                                            \
+            int saved_ = errno;                                                                                  \
+            cg_fb_exec_done(CG_H_##name, slot_, asked_, need_, alt_, ws_bytes, first_, r);                       \
+            errno = saved_;                                                                                      \
+            if (r == CUDNN_STATUS_SUCCESS)                                                                       \
+                return r;                                                                                        \
+        }                                                                                                        \
+    }
+
+#define EXEC(name, op, call, d1, d2, d3)                                                                         \
     {                                                                                                            \
         cudnnStatus_t r = call;                                                                                  \
-        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
+        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS)) {                                                            \
+            EXEC_FB(name, op, call, d1, d2, d3)                                                                  \
             exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                 \
+        }                                                                                                        \
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, cudnnHandle_t h, const void *alpha,
+cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, CG_CALLER, cudnnHandle_t h, const void *alpha,
                                            cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
                                            const void *w, cudnnConvolutionDescriptor_t conv,
                                            cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
                                            const void *beta, cudnnTensorDescriptor_t yd, void *y)
-    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y))
+    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y),
+         xd, wd, yd)
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, CG_CALLER, cudnnHandle_t h,
                                                 const void *alpha, cudnnFilterDescriptor_t wd, const void *w,
                                                 cudnnTensorDescriptor_t dyd, const void *dy,
                                                 cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo,
                                                 void *ws, size_t ws_bytes, const void *beta,
                                                 cudnnTensorDescriptor_t dxd, void *dx)
     EXEC(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
-         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx))
+         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, cudnnHandle_t h,
+cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, CG_CALLER, cudnnHandle_t h,
                                                   const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
                                                   cudnnTensorDescriptor_t dyd, const void *dy,
                                                   cudnnConvolutionDescriptor_t conv,
                                                   cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes,
                                                   const void *beta, cudnnFilterDescriptor_t dwd, void *dw)
     EXEC(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
-         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw))
+         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
 
 cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
-    cg_t_cudnnConvolutionBiasActivationForward real, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
+    cg_t_cudnnConvolutionBiasActivationForward real, CG_CALLER, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
     const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv,
     cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd,
     const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act,
     cudnnTensorDescriptor_t yd, void *y)
     EXEC(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
-         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y))
+         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)

@@ -109,6 +109,17 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
         c->last_error = slot == CG_SLOT_CUDNN9 ? (__typeof__(c->last_error))sub_sym(slot, dir, dirlen,
                                                                                       "cudnnGetLastErrorString")
                                                : NULL;
+        static const char *const v7[3] = {"cudnnGetConvolutionForwardAlgorithm_v7",
+                                          "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                                          "cudnnGetConvolutionBackwardFilterAlgorithm_v7"};
+        static const char *const wss[3] = {"cudnnGetConvolutionForwardWorkspaceSize",
+                                           "cudnnGetConvolutionBackwardDataWorkspaceSize",
+                                           "cudnnGetConvolutionBackwardFilterWorkspaceSize"};
+        for (int op = 0; op < 3; op++) {
+            c->get_v7[op] = sub_sym(slot, dir, dirlen, v7[op]);
+            c->ws_size[op] = sub_sym(slot, dir, dirlen, wss[op]);
+        }
+        c->backend_get = slot == CG_SLOT_CUDNN9 ? sub_sym(slot, dir, dirlen, "cudnnBackendGetAttribute") : NULL;
         cache[slot].gen = gen;
         cache[slot].dispatcher_base = base;
     }
@@ -147,7 +158,7 @@ void cg_cudnn_reason_drop(const struct cg_cudnn_fns *f)
         f->last_error(scratch, sizeof scratch);
 }
 
-void cg_w_cudnnGetLastErrorString(cg_t_cudnnGetLastErrorString real, char *message, size_t max_size)
+void cg_w_cudnnGetLastErrorString(cg_t_cudnnGetLastErrorString real, CG_CALLER, char *message, size_t max_size)
 {
     real(message, max_size);
     /* cuDNN had nothing newer than the text the shim took: hand that over. */

@@ -19,6 +19,12 @@ struct cg_cudnn_fns {
     cudnnStatus_t (*groups)(cudnnConvolutionDescriptor_t, int *);
     cudnnStatus_t (*math)(cudnnConvolutionDescriptor_t, cudnnMathType_t *);
     void (*last_error)(char *, size_t); /* cuDNN 9 only */
+    /* for the fallback (fallback_cudnn.c), by enum cg_conv_op: the
+     * Get*Algorithm_v7 and Get*WorkspaceSize functions, and
+     * cudnnBackendGetAttribute (cuDNN 9 only).  void *: the three ops'
+     * prototypes differ only in descriptor types, all pointers. */
+    void *get_v7[3], *ws_size[3];
+    void *backend_get;
 };
 /* `real` is the wrapped function: its library tells which copy to search. */
 void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out);

@@ -33,7 +33,6 @@ const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
 };
 
 _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
-__thread const void *cg_caller;
 struct cg_counter cg_count[CG_NHOOKS];
 
 /* A hook whose real function cannot be found (the library vanished) fails
@@ -42,27 +41,30 @@ struct cg_counter cg_count[CG_NHOOKS];
 #define CG_MISSING_CUDART cudaErrorInsufficientDriver
 #define CG_MISSING_DRV CUDA_ERROR_NOT_INITIALIZED
 
-/* The entry's fast path: a load, a counter, a forward.  Resolving the real
- * function (first call through a PLT) is kept out of line, in a cold function
- * that tail-calls back, so the fast path saves no registers. */
+/* The entry's fast path: a load, a test, a counter, a forward.  Everything
+ * else is kept out of line, in a cold function: resolving the real function
+ * (first call through a PLT) and forwarding untouched while the shim is not
+ * tracing (the counter still counts), so the fast path has one branch.  The
+ * caller is the entry's return address, passed as a plain argument. */
 #define CG_ENTRY_BODY(slot, fam, ret, name, args, self)                                                       \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
-        if (CG_UNLIKELY(!real))                                                                                \
+        if (CG_UNLIKELY(!real || !atomic_load_explicit(&cg.traced, memory_order_relaxed)))                    \
             return cg_slow_##self args;                                                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
-        if (CG_UNLIKELY(!atomic_load_explicit(&cg.traced, memory_order_relaxed)))                             \
-            return real args;                                                                                  \
-        cg_caller = __builtin_return_address(0);                                                               \
-        return cg_w_##name(real, CG_UNPAREN args);                                                             \
+        return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                                \
     }
 #define CG_SLOW(slot, fam, ret, name, params, args, self, entry)                                              \
-    ret entry params;                                                                                          \
     static __attribute__((noinline, cold)) ret cg_slow_##self params                                          \
     {                                                                                                          \
-        if (!cg_resolve_plt(slot, CG_H_##name))                                                                \
+        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
+        if (!real && !(real = (cg_t_##name)cg_resolve_plt(slot, CG_H_##name)))                                 \
             return (ret)CG_MISSING_##fam;                                                                      \
-        return entry args;                                                                                     \
+        atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
+        if (!atomic_load_explicit(&cg.traced, memory_order_relaxed))                                           \
+            return real args;                                                                                  \
+        /* reached by a tail call from the entry: our return address is the program's */                      \
+        return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                               \
     }
 
 /* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
@@ -92,7 +94,7 @@ struct cg_counter cg_count[CG_NHOOKS];
 /* Generated wrappers for CG_HOOK_PLAIN: the call, and an event on failure. */
 #define CG_HOOK(fam, ret, name, params, args)
 #define CG_HOOK_PLAIN(fam, ret, name, params, args)                                                           \
-    ret cg_w_##name(cg_t_##name real, CG_UNPAREN params)                                                       \
+    ret cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                            \
     {                                                                                                          \
         ret r = real args;                                                                                     \
         if (CG_UNLIKELY(r != 0))                                                                               \

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "fallback.h"
 #include "gpuinfo.h"
 
 /* ---- counters */
@@ -48,14 +49,14 @@ static inline uint32_t hash(uintptr_t k)
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS));
 }
 
-static bool table_put(struct slot *t, uintptr_t k, uint64_t size)
+/* Claims a slot for k.  One compare-and-swap on the key (two threads may
+ * want the same empty slot); the size is written after it, by the owner. */
+static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
 {
-    if (k <= TOMB)
-        return false;
     uint32_t i = hash(k);
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-        if ((cur == EMPTY || cur == TOMB) &&
+        if (cur <= TOMB &&
             atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
             atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
             return true;
@@ -66,18 +67,18 @@ static bool table_put(struct slot *t, uintptr_t k, uint64_t size)
 
 /* Removes k; its size in *size.  Called BEFORE the real free: once the
  * driver has the address back it may hand it out again at once, and the new
- * owner's entry must not be confused with this one. */
-static bool table_take(struct slot *t, uintptr_t k, uint64_t *size)
+ * owner's entry must not be confused with this one.  A plain store, no
+ * compare-and-swap: while a slot holds k no other key can take it, and only
+ * the thread freeing k looks for k. */
+static inline bool table_take(struct slot *t, uintptr_t k, uint64_t *size)
 {
-    if (k <= TOMB)
-        return false;
     uint32_t i = hash(k);
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
         if (cur == k) {
             *size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
-            return atomic_compare_exchange_strong_explicit(&t[i].key, &cur, TOMB, memory_order_relaxed,
-                                                           memory_order_relaxed);
+            atomic_store_explicit(&t[i].key, TOMB, memory_order_relaxed);
+            return true;
         }
         if (cur == EMPTY)
             return false;
@@ -88,19 +89,32 @@ static bool table_take(struct slot *t, uintptr_t k, uint64_t *size)
 static inline void max_into(_Atomic uint64_t *m, uint64_t v)
 {
     uint64_t cur = atomic_load_explicit(m, memory_order_relaxed);
-    while (v > cur && !atomic_compare_exchange_weak_explicit(m, &cur, v, memory_order_relaxed, memory_order_relaxed))
+    while (CG_UNLIKELY(v > cur) &&
+           !atomic_compare_exchange_weak_explicit(m, &cur, v, memory_order_relaxed, memory_order_relaxed))
         ;
 }
 
+static __attribute__((noinline, cold)) void on_untracked(void)
+{
+    atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+}
+
+/* A successful allocation: two read-modify-writes besides the slot's
+ * (the count and the live bytes; peak and largest only when they grow). */
 static inline void on_alloc(struct slot *t, uintptr_t k, uint64_t size)
 {
     atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
     max_into(&largest_ok, size);
-    if (CG_UNLIKELY(!table_put(t, k, size))) {
-        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+    if (CG_UNLIKELY(k <= TOMB || !table_put(t, k, size))) {
+        on_untracked();
         return;
     }
     max_into(&peak, atomic_fetch_add_explicit(&live, size, memory_order_relaxed) + size);
+}
+
+static __attribute__((noinline, cold)) void on_unknown_free(void)
+{
+    atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
 }
 
 static inline void on_freed(bool known, uint64_t size)
@@ -109,13 +123,16 @@ static inline void on_freed(bool known, uint64_t size)
         atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
         atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
     } else {
-        atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
+        on_unknown_free();
     }
 }
 
-/* ---- nesting: runtime calls that reach our driver entries */
-static __thread unsigned depth;
-static __thread int inner_status; /* a nested driver failure inside the runtime call */
+/* ---- nesting: runtime calls that reach our driver entries.  One
+ * thread-local struct, so one address computation serves both fields. */
+static __thread struct {
+    unsigned depth;
+    int inner_status; /* a nested driver failure inside the runtime call */
+} rt;
 
 /* ---- routes: which entry loader.c handed to which module, by which route */
 static const int mem_hooks[] = {
@@ -277,6 +294,9 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         if (oom)
             cg_ev_gpu_holders(&e, &st);
         cg_ev_end(&e);
+        /* CONVGUARD_RESERVE_MB: cuDNN's own allocation failed all the same */
+        if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && oom && cg_caller_family(caller) == CG_FAM_CUDNN)
+            cg_fb_reserve_exhausted(cg_hooks[hook].name, bytes, status, status_name(hook, status));
     } else {
         atomic_fetch_add_explicit(&failures_unwritten, 1, memory_order_relaxed);
     }
@@ -319,27 +339,26 @@ void cg_gpumem_exit(struct cg_ev *e)
 /* ---- the wrappers.  Runtime level: depth raised around the real call. */
 #define RT_ALLOC(name, ptr, size, call)                                                                          \
     {                                                                                                            \
-        const void *caller = cg_caller;                                                                          \
-        inner_status = 0;                                                                                        \
-        depth++;                                                                                                 \
+        rt.inner_status = 0;                                                                                     \
+        rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
-        depth--;                                                                                                 \
+        rt.depth--;                                                                                              \
         if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
             if (ptr && *ptr)                                                                                     \
                 on_alloc(ptr_table, (uintptr_t)*ptr, size);                                                      \
             return r;                                                                                            \
         }                                                                                                        \
-        alloc_failed(CG_H_##name, caller, size, r, inner_status);                                                \
+        alloc_failed(CG_H_##name, caller, size, r, rt.inner_status);                                             \
         return r;                                                                                                \
     }
 
 #define RT_FREE(name, ptr, call)                                                                                 \
     {                                                                                                            \
         uint64_t size = 0;                                                                                       \
-        bool known = ptr && table_take(ptr_table, (uintptr_t)ptr, &size);                                        \
-        depth++;                                                                                                 \
+        bool known = (uintptr_t)ptr > TOMB && table_take(ptr_table, (uintptr_t)ptr, &size);                      \
+        rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
-        depth--;                                                                                                 \
+        rt.depth--;                                                                                              \
         if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
             if (ptr)                                                                                             \
                 on_freed(known, size);                                                                           \
@@ -351,39 +370,40 @@ void cg_gpumem_exit(struct cg_ev *e)
         return r;                                                                                                \
     }
 
-cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, void **ptr, size_t size)
+cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, CG_CALLER, void **ptr, size_t size)
     RT_ALLOC(cudaMalloc, ptr, size, real(ptr, size))
 
-cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, void **ptr, size_t size, cudaStream_t s)
+cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, CG_CALLER, void **ptr, size_t size, cudaStream_t s)
     RT_ALLOC(cudaMallocAsync, ptr, size, real(ptr, size, s))
 
-cudaError_t cg_w_cudaFree(cg_t_cudaFree real, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
+cudaError_t cg_w_cudaFree(cg_t_cudaFree real, CG_CALLER, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
 
-cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, void *ptr, cudaStream_t s)
+cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, CG_CALLER, void *ptr, cudaStream_t s)
     RT_FREE(cudaFreeAsync, ptr, real(ptr, s))
 
-cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, size_t *free_bytes, size_t *total_bytes)
+cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *free_bytes, size_t *total_bytes)
 {
-    depth++;
+    rt.depth++;
     cudaError_t r = real(free_bytes, total_bytes);
-    depth--;
+    rt.depth--;
     if (CG_UNLIKELY(r != cudaSuccess))
         other_failed(CG_H_cudaMemGetInfo, r, false);
+    else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0))
+        cg_fb_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
     return r;
 }
 
 /* Driver level: untouched (but a failure remembered) inside a runtime call. */
 #define DRV_ALLOC(name, table, out, size, call)                                                                  \
     {                                                                                                            \
-        if (depth) {                                                                                             \
+        if (rt.depth) {                                                                                          \
             CUresult r = call;                                                                                   \
             if (CG_UNLIKELY(r != CUDA_SUCCESS)) {                                                                \
-                inner_status = r;                                                                                \
+                rt.inner_status = r;                                                                             \
                 other_failed(CG_H_##name, r, true);                                                              \
             }                                                                                                    \
             return r;                                                                                            \
         }                                                                                                        \
-        const void *caller = cg_caller;                                                                          \
         CUresult r = call;                                                                                       \
         if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
             if (out)                                                                                             \
@@ -396,14 +416,14 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, size_t *free_bytes, si
 
 #define DRV_FREE(name, table, key, call)                                                                         \
     {                                                                                                            \
-        if (depth) {                                                                                             \
+        if (rt.depth) {                                                                                          \
             CUresult r = call;                                                                                   \
             if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                  \
                 other_failed(CG_H_##name, r, true);                                                              \
             return r;                                                                                            \
         }                                                                                                        \
         uint64_t size = 0;                                                                                       \
-        bool known = key && table_take(table, (uintptr_t)key, &size);                                            \
+        bool known = (uintptr_t)key > TOMB && table_take(table, (uintptr_t)key, &size);                          \
         CUresult r = call;                                                                                       \
         if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
             if (key)                                                                                             \
@@ -416,43 +436,45 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, size_t *free_bytes, si
         return r;                                                                                                \
     }
 
-CUresult cg_w_cuMemAlloc_v2(cg_t_cuMemAlloc_v2 real, CUdeviceptr *ptr, size_t size)
+CUresult cg_w_cuMemAlloc_v2(cg_t_cuMemAlloc_v2 real, CG_CALLER, CUdeviceptr *ptr, size_t size)
     DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, real(ptr, size))
 
-CUresult cg_w_cuMemAllocAsync(cg_t_cuMemAllocAsync real, CUdeviceptr *ptr, size_t size, CUstream s)
+CUresult cg_w_cuMemAllocAsync(cg_t_cuMemAllocAsync real, CG_CALLER, CUdeviceptr *ptr, size_t size, CUstream s)
     DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, real(ptr, size, s))
 
-CUresult cg_w_cuMemAllocAsync_ptsz(cg_t_cuMemAllocAsync_ptsz real, CUdeviceptr *ptr, size_t size, CUstream s)
+CUresult cg_w_cuMemAllocAsync_ptsz(cg_t_cuMemAllocAsync_ptsz real, CG_CALLER, CUdeviceptr *ptr, size_t size, CUstream s)
     DRV_ALLOC(cuMemAllocAsync_ptsz, ptr_table, ptr, size, real(ptr, size, s))
 
-CUresult cg_w_cuMemAllocFromPoolAsync(cg_t_cuMemAllocFromPoolAsync real, CUdeviceptr *ptr, size_t size,
+CUresult cg_w_cuMemAllocFromPoolAsync(cg_t_cuMemAllocFromPoolAsync real, CG_CALLER, CUdeviceptr *ptr, size_t size,
                                       CUmemoryPool pool, CUstream s)
     DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size, real(ptr, size, pool, s))
 
-CUresult cg_w_cuMemAllocFromPoolAsync_ptsz(cg_t_cuMemAllocFromPoolAsync_ptsz real, CUdeviceptr *ptr, size_t size,
+CUresult cg_w_cuMemAllocFromPoolAsync_ptsz(cg_t_cuMemAllocFromPoolAsync_ptsz real, CG_CALLER, CUdeviceptr *ptr, size_t size,
                                            CUmemoryPool pool, CUstream s)
     DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size, real(ptr, size, pool, s))
 
-CUresult cg_w_cuMemCreate(cg_t_cuMemCreate real, CUmemGenericAllocationHandle *handle, size_t size,
+CUresult cg_w_cuMemCreate(cg_t_cuMemCreate real, CG_CALLER, CUmemGenericAllocationHandle *handle, size_t size,
                           const struct CUmemAllocationProp_st *prop, unsigned long long flags)
     DRV_ALLOC(cuMemCreate, handle_table, handle, size, real(handle, size, prop, flags))
 
-CUresult cg_w_cuMemFree_v2(cg_t_cuMemFree_v2 real, CUdeviceptr ptr)
+CUresult cg_w_cuMemFree_v2(cg_t_cuMemFree_v2 real, CG_CALLER, CUdeviceptr ptr)
     DRV_FREE(cuMemFree_v2, ptr_table, ptr, real(ptr))
 
-CUresult cg_w_cuMemFreeAsync(cg_t_cuMemFreeAsync real, CUdeviceptr ptr, CUstream s)
+CUresult cg_w_cuMemFreeAsync(cg_t_cuMemFreeAsync real, CG_CALLER, CUdeviceptr ptr, CUstream s)
     DRV_FREE(cuMemFreeAsync, ptr_table, ptr, real(ptr, s))
 
-CUresult cg_w_cuMemFreeAsync_ptsz(cg_t_cuMemFreeAsync_ptsz real, CUdeviceptr ptr, CUstream s)
+CUresult cg_w_cuMemFreeAsync_ptsz(cg_t_cuMemFreeAsync_ptsz real, CG_CALLER, CUdeviceptr ptr, CUstream s)
     DRV_FREE(cuMemFreeAsync_ptsz, ptr_table, ptr, real(ptr, s))
 
-CUresult cg_w_cuMemRelease(cg_t_cuMemRelease real, CUmemGenericAllocationHandle handle)
+CUresult cg_w_cuMemRelease(cg_t_cuMemRelease real, CG_CALLER, CUmemGenericAllocationHandle handle)
     DRV_FREE(cuMemRelease, handle_table, handle, real(handle))
 
-CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, size_t *free_bytes, size_t *total_bytes)
+CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, CG_CALLER, size_t *free_bytes, size_t *total_bytes)
 {
     CUresult r = real(free_bytes, total_bytes);
     if (CG_UNLIKELY(r != CUDA_SUCCESS))
-        other_failed(CG_H_cuMemGetInfo_v2, r, depth != 0);
+        other_failed(CG_H_cuMemGetInfo_v2, r, rt.depth != 0);
+    else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0) && !rt.depth) /* inside cudaMemGetInfo: reduced there, once */
+        cg_fb_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
     return r;
 }

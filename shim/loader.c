@@ -166,6 +166,28 @@ static int hook_by_name(const char *name)
     }
 }
 
+/* A filter in front of the hash: the (length, last character) pairs of the
+ * hooked names.  cuDNN has ~250 exported names and cudart ~400; most are
+ * rejected here with a strlen and one bit test. */
+#define FILTER_LEN 64
+static uint64_t len_last[FILTER_LEN][4]; /* bit (last char) per length */
+static atomic_bool filter_ready;
+
+static bool maybe_hooked(const char *name)
+{
+    if (CG_UNLIKELY(!atomic_load_explicit(&filter_ready, memory_order_acquire))) {
+        for (int h = 0; h < CG_NHOOKS; h++) {
+            size_t n = strlen(cg_hooks[h].name);
+            unsigned char c = (unsigned char)cg_hooks[h].name[n - 1];
+            __atomic_fetch_or(&len_last[n < FILTER_LEN ? n : 0][c >> 6], 1ull << (c & 63), __ATOMIC_RELAXED);
+        }
+        atomic_store_explicit(&filter_ready, true, memory_order_release);
+    }
+    size_t n = strlen(name);
+    unsigned char c = (unsigned char)name[n - 1];
+    return n < FILTER_LEN && (len_last[n][c >> 6] >> (c & 63) & 1);
+}
+
 int cg_slot_of_soname(const char *soname)
 {
     for (int s = 0; soname && s < CG_NSLOTS; s++)
@@ -252,8 +274,8 @@ CG_EXPORT void *dlsym(void *handle, const char *name)
         r = cg_call_as(caller, (void *)cg_dl.dlsym, handle, (void *)name, NULL);
     else
         r = cg_dl.dlsym(handle, name);
-    /* two-character filter: every hooked name starts with "cu" */
-    if (!r || !name || name[0] != 'c' || name[1] != 'u')
+    /* every hooked name starts with "cu"; most "cu*" names are not hooked */
+    if (!r || !name || name[0] != 'c' || name[1] != 'u' || !maybe_hooked(name))
         return r;
     int saved = errno;
     r = after_sym(handle, name, NULL, r, caller);
@@ -273,7 +295,7 @@ CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
         r = cg_call_as(caller, (void *)cg_dl.dlvsym, handle, (void *)name, (void *)version);
     else
         r = cg_dl.dlvsym(handle, name, version);
-    if (!r || !name || name[0] != 'c' || name[1] != 'u')
+    if (!r || !name || name[0] != 'c' || name[1] != 'u' || !maybe_hooked(name))
         return r;
     int saved = errno;
     r = after_sym(handle, name, version, r, caller);
@@ -285,69 +307,80 @@ CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
  * The driver answers base names ("cuMemAlloc") with the versioned function
  * (cuMemAlloc_v2); we recognise the answer by its address, which is the
  * address of an exported symbol of libcuda.so.1. */
+static atomic_bool drv_resolved; /* every driver hook's real function looked up once */
+
 static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
 {
+    (void)symbol;
+    (void)route;
     if (!fn || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return fn;
+    bool resolved = atomic_load_explicit(&drv_resolved, memory_order_acquire);
     for (int h = 0; h < CG_NHOOKS; h++) {
         if (cg_hooks[h].family != CG_FAM_DRV)
             continue;
         void *real = atomic_load_explicit(&cg_real[CG_SLOT_DRV][h], memory_order_acquire);
-        if (!real)
+        /* a name libcuda lacks is looked up once, not at every query (cudart asks ~450) */
+        if (!real && !resolved)
             real = cg_resolve_plt(CG_SLOT_DRV, h);
         if (real == fn)
             return cg_entry[CG_SLOT_DRV][h];
     }
-    (void)symbol;
-    (void)route;
+    /* libcuda was loaded (it answered): its names are all known now */
+    if (!resolved)
+        atomic_store_explicit(&drv_resolved, true, memory_order_release);
     return fn;
 }
 
-CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, const char *symbol, void **fn, int version,
+CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, CG_CALLER, const char *symbol, void **fn, int version,
                                cuuint64_t flags)
 {
-    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags);
     if (r == CUDA_SUCCESS && fn) {
-        *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress");
-        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        void *got = *fn;
+        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress");
+        if (*fn != got)
+            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
 
-CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, const char *symbol, void **fn, int version,
+CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, CG_CALLER, const char *symbol, void **fn, int version,
                                   cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
-    const void *caller = cg_caller;
     CUresult r = real(symbol, fn, version, flags, status);
     if (r == CUDA_SUCCESS && fn) {
-        *fn = wrap_entry_point(symbol, *fn, "cuGetProcAddress_v2");
-        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        void *got = *fn;
+        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress_v2");
+        if (*fn != got)
+            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
 
-cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, const char *symbol, void **fn,
+cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, CG_CALLER, const char *symbol, void **fn,
                                          unsigned long long flags, cudaDriverEntryPointQueryResult *status)
 {
-    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, flags, status);
     if (r == cudaSuccess && fn) {
-        *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPoint");
-        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        void *got = *fn;
+        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPoint");
+        if (*fn != got)
+            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
 
-cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointByVersion real, const char *symbol,
+cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointByVersion real, CG_CALLER, const char *symbol,
                                                   void **fn, unsigned int version, unsigned long long flags,
                                                   cudaDriverEntryPointQueryResult *status)
 {
-    const void *caller = cg_caller;
     cudaError_t r = real(symbol, fn, version, flags, status);
     if (r == cudaSuccess && fn) {
-        *fn = wrap_entry_point(symbol, *fn, "cudaGetDriverEntryPointByVersion");
-        cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        void *got = *fn;
+        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPointByVersion");
+        if (*fn != got)
+            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "fallback.h"
 #include "gpuinfo.h"
 #include "libs.h"
 
@@ -282,6 +283,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
     cg_libs_unresolved_events();
+    cg_graph_exit_events();
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
@@ -309,6 +311,11 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_gpumem_exit(&e);
+    cg_graph_exit_summary(&e);
+    if (cg_cfg.fallback) {
+        cg_ev_u64(&e, "fallbacks", cg_fallback_count());
+        cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
+    }
     cg_ev_end(&e);
     if (nlib == 0 && !is_forked_child && parent_traced()) {
         /* A program the traced program ran (ptxas, a shell) that never
@@ -333,7 +340,18 @@ __attribute__((destructor)) static void cg_dtor(void)
         d[cg_utoa(d, fails)] = 0;
         n += cg_strlcpy(line + n, "; ", sizeof line - n);
         n += cg_strlcpy(line + n, d, sizeof line - n);
-        n += cg_strlcpy(line + n, fails == 1 ? " failure; trace " : " failures; trace ", sizeof line - n);
+        n += cg_strlcpy(line + n, fails == 1 ? " failure; " : " failures; ", sizeof line - n);
+        if (cg_cfg.fallback && n < sizeof line) {
+            uint64_t fb = cg_fallback_count();
+            d[cg_utoa(d, fb)] = 0;
+            n += cg_strlcpy(line + n, "fallback acted ", sizeof line - n);
+            if (n < sizeof line)
+                n += cg_strlcpy(line + n, d, sizeof line - n);
+            if (n < sizeof line)
+                n += cg_strlcpy(line + n, fb == 1 ? " time; " : " times; ", sizeof line - n);
+        }
+        if (n < sizeof line)
+            n += cg_strlcpy(line + n, "trace ", sizeof line - n);
     }
     if (n < sizeof line)
         n += cg_strlcpy(line + n, cg.path, sizeof line - n);

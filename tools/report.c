@@ -385,11 +385,27 @@ static char *lib_short(struct proc_sum *p)
 /* ---- across processes: the same thing loaded differently */
 typedef char *(*key_fn)(struct analysis *a, size_t ti, char **who);
 
+/* A process that mapped a library but never used it has no version for it
+ * (torchrun's launcher imports torch); when another process used the same
+ * file, the unknown version is no inconsistency. */
+static bool known_elsewhere(struct analysis *a, size_t ti, bool cudnn)
+{
+    const char *path = cudnn ? a->p[ti].cudnn_path : a->p[ti].cudart_path;
+    for (size_t i = 0; path && i < a->s->n; i++) {
+        const char *other = cudnn ? a->p[i].cudnn_path : a->p[i].cudart_path;
+        if (i != ti && other && strcmp(other, path) == 0 && (cudnn ? a->p[i].cudnn_ver : a->p[i].cudart_ver) > 0)
+            return true;
+    }
+    return false;
+}
+
 static char *key_cudnn(struct analysis *a, size_t ti, char **who)
 {
     struct proc_sum *p = &a->p[ti];
     char v[32];
     *who = xstrdup(p->label);
+    if (p->cudnn_path && p->cudnn_ver <= 0 && known_elsewhere(a, ti, true))
+        return NULL;
     return p->cudnn_path ? xasprintf("%s from %s", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v), p->cudnn_path) : NULL;
 }
 
@@ -398,6 +414,8 @@ static char *key_cudart(struct analysis *a, size_t ti, char **who)
     struct proc_sum *p = &a->p[ti];
     char v[32];
     *who = xstrdup(p->label);
+    if (p->cudart_path && p->cudart_ver <= 0 && known_elsewhere(a, ti, false))
+        return NULL;
     return p->cudart_path ? xasprintf("%s from %s", fmt_cuda_ver(p->cudart_ver, v, sizeof v), p->cudart_path) : NULL;
 }
 

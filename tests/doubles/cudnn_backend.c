@@ -366,3 +366,19 @@ API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor_t 
     }
     return CUDNN_STATUS_SUCCESS;
 }
+
+/* cuDNN >= 9.5 (added for convguard's graph layer): recording a plan into a
+ * CUDA graph checks what Execute checks; nothing runs, nothing is recorded. */
+API cudnnStatus_t cudnnBackendPopulateCudaGraph(cudnnHandle_t h, cudnnBackendDescriptor_t plan,
+                                                cudnnBackendDescriptor_t vp, cudaGraph_t g)
+{
+    (void)g;
+    return cudnnBackendExecute(h, plan, vp);
+}
+
+API cudnnStatus_t cudnnBackendUpdateCudaGraph(cudnnHandle_t h, cudnnBackendDescriptor_t plan,
+                                              cudnnBackendDescriptor_t vp, cudaGraph_t g)
+{
+    (void)g;
+    return cudnnBackendExecute(h, plan, vp);
+}

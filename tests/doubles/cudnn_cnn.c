@@ -254,6 +254,37 @@ static cudnnStatus_t find(int dir, int ex, cudnnHandle_t h, cudnnStatus_t geo_st
         return st;
     if (req < 1 || !ret || !perf || (ex && (!a || !b || !out || (ws_bytes && !ws))))
         return BAD("requestedAlgoCount < 1 or a pointer == nullptr");
+    /* Injections for the shim's fallback tests (tests/preload/t_fallback_*.sh):
+     * CGTEST_FIND_UPFRONT=1: Find first allocates one buffer of the largest
+     *   workspace for all its trials; when that cannot be had the whole call
+     *   fails with ALLOC_FAILED, though an algorithm needing none exists;
+     * CGTEST_FINDEX_MAX_WS_MB=N: FindEx handed a workspace above N MiB fails
+     *   with ALLOC_FAILED, every entry 4004 (stands for cuDNN's internal
+     *   allocations failing next to a workspace that took the memory). */
+    if (!ex && getenv("CGTEST_FIND_UPFRONT") && atoi(getenv("CGTEST_FIND_UPFRONT")) == 1) {
+        size_t most = 0;
+        CUdeviceptr p = 0;
+        for (int algo = 0; algo < NALGO; algo++)
+            most = algo_ws(algo) > most ? algo_ws(algo) : most;
+        if (most && cgtestCudnnDevAlloc(&p, most)) {
+            for (int i = 0; i < n; i++)
+                perf[i] = (cudnnConvolutionFwdAlgoPerf_t){ .algo = NALGO - 1 - i, .status = ST_DEVICE_ALLOC_FAILED,
+                    .time = -1.0f, .memory = algo_ws(NALGO - 1 - i), .determinism = CUDNN_DETERMINISTIC,
+                    .mathType = g->cv->math };
+            *ret = n;
+            return cgtestCudnnFail(ST_ALLOC_FAILED, "could not allocate %zu bytes for the trials", most);
+        }
+        cgtestCudnnDevFree(p);
+    }
+    if (ex && getenv("CGTEST_FINDEX_MAX_WS_MB") &&
+        ws_bytes > strtoull(getenv("CGTEST_FINDEX_MAX_WS_MB"), NULL, 10) * MiB) {
+        for (int i = 0; i < n; i++)
+            perf[i] = (cudnnConvolutionFwdAlgoPerf_t){ .algo = NALGO - 1 - i, .status = ST_DEVICE_ALLOC_FAILED,
+                .time = -1.0f, .memory = algo_ws(NALGO - 1 - i), .determinism = CUDNN_DETERMINISTIC,
+                .mathType = g->cv->math };
+        *ret = n;
+        return cgtestCudnnFail(ST_ALLOC_FAILED, "internal allocation failed (CGTEST_FINDEX_MAX_WS_MB)");
+    }
     for (int algo = NALGO - 1; algo >= 0; algo--) { /* fastest first */
         size_t need = algo_ws(algo);
         CUdeviceptr p = 0;

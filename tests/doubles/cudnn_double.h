@@ -183,6 +183,11 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
                                        void *arrayOfElements);
 cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
                                   cudnnBackendDescriptor_t variantPack);
+/* cuDNN >= 9.5; the double checks as Execute does and records nothing */
+cudnnStatus_t cudnnBackendPopulateCudaGraph(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
+                                            cudnnBackendDescriptor_t variantPack, cudaGraph_t graph);
+cudnnStatus_t cudnnBackendUpdateCudaGraph(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
+                                          cudnnBackendDescriptor_t variantPack, cudaGraph_t graph);
 
 /* ---- legacy descriptors (real: libcudnn_ops.so.9 / libcudnn_cnn.so.9;
  * the double serves them all from libcudnn_cnn.so.9) */

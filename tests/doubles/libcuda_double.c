@@ -14,6 +14,8 @@
  *                            CUDA_ERROR_NOT_INITIALIZED (3).  Read at cuInit.
  *   CGTEST_GPU_TOTAL_MB      device memory in MiB (default 1024).
  *   CGTEST_GPU_HELD_MB       MiB held by "another process" (default 0).
+ *   CGTEST_CTX_MB            MiB the primary context needs (default 0); less free:
+ *                            cuDevicePrimaryCtxRetain fails CUDA_ERROR_OUT_OF_MEMORY.
  *   CGTEST_HOLDER_PID        that process's pid (default 4242), for
  *                            cgtestGpuHolder() only.
  *                            free = total - held - live allocations of this
@@ -118,6 +120,8 @@ API CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attrib, CUdevic
     return CUDA_SUCCESS;
 }
 
+static size_t sim_free_bytes(void);
+
 API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     NEED_INIT();
@@ -125,6 +129,10 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     if (!ctx)
         return CUDA_ERROR_INVALID_VALUE;
+    /* CGTEST_CTX_MB: what creating the context needs (the real one takes a
+     * few hundred MiB); with less free, creation fails as on a full GPU */
+    if (!__atomic_load_n(&primary.refs, __ATOMIC_RELAXED) && env_num("CGTEST_CTX_MB", 0) * MiB > sim_free_bytes())
+        return CUDA_ERROR_OUT_OF_MEMORY;
     __atomic_add_fetch(&primary.refs, 1, __ATOMIC_RELAXED);
     *ctx = &primary;
     return CUDA_SUCCESS;
@@ -175,6 +183,14 @@ static size_t free_bytes_locked(void)
     size_t used = env_num("CGTEST_GPU_HELD_MB", 0) * MiB + live;
     size_t total = total_bytes();
     return used >= total ? 0 : total - used;
+}
+
+static size_t sim_free_bytes(void)
+{
+    pthread_mutex_lock(&mem_lock);
+    size_t f = free_bytes_locked();
+    pthread_mutex_unlock(&mem_lock);
+    return f;
 }
 
 static CUresult mem_alloc(void **out, size_t n)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [overhead] [robust] ...    (default: loader resource)
+#   tests/gpu/run.sh [loader] [resource] [graph] [overhead] [fallback] [robust] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -10,7 +10,7 @@ OUT=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUT"
 SHIM=$ROOT/build/libconvguard.so
 PY=${PYTHON:-python3}
-sections=${*:-loader resource}
+sections=${*:-loader resource graph}
 # Seen on the H200 machine: /opt/gcc/bin/gcc comes first in PATH and its LTO link fails ("could not run
 # lto-wrapper"); then rebuild the shim with the system compiler.
 make -s build/libconvguard.so >/dev/null 2>&1 || { [ -x /usr/bin/gcc ] && rm -rf build/shim build/libconvguard.so &&
@@ -25,6 +25,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 
 same_maps() { # name cmd...: maps with and without the shim must be identical
     local name=$1; shift
+    # The first run on a fresh machine JIT-compiles PTX into the driver's
+    # cache and maps libnvidia-ptxjitcompiler; later runs do not (measured
+    # with tests/gpu/maps_diff.sh: it is the program's variation, not the
+    # shim's).  One warm-up run first, so both compared runs see a warm cache.
+    "$@" "$OUT/$name.maps.warmup" > /dev/null 2>&1
     "$@" "$OUT/$name.maps.plain" > "$OUT/$name.plain.log" 2>&1 || { echo "$name (no shim) failed:"; tail -5 "$OUT/$name.plain.log"; }
     CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" "$OUT/$name.maps.shim" > "$OUT/$name.shim.log" 2>&1 || { echo "$name (shim) failed:"; tail -5 "$OUT/$name.shim.log"; }
     echo "-- $name: $(head -1 "$OUT/$name.plain.log")"
@@ -103,6 +108,127 @@ print(":".join(d))' 2>/dev/null)
         res_run res_torch_legacy_bench_room env TORCH_CUDNN_V8_API_DISABLED=1 CG_BENCH=1 $PY tests/gpu/conv_torch.py
         kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
         ;;
+    fallback)
+        # The fallback (issue 5): three real scenarios, each run three ways: REF (unconstrained, no shim),
+        # BAD (constrained, shim, no fallback: should fail), ON (constrained, shim, CONVGUARD_FALLBACK=1:
+        # should complete with REF's result). One line per verdict: PASS / FAIL / INCONCLUSIVE (the BAD
+        # run did not fail, so there was nothing to rescue: try other LEAVE_*/shape settings).
+        echo "== fallback: rescuing runs with a smaller workspace or reserved headroom"
+        make -s examples >/dev/null 2>&1 || make examples || { echo "FAIL fallback: examples did not build"; continue; }
+        WHEEL_LIBS=$($PY -c 'import glob, os, site
+d = []
+for sp in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in ("nvidia/*/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13", "nvidia/*/lib/libcudart.so.12"):
+        d += [os.path.dirname(f) for f in glob.glob(os.path.join(sp, p)) if os.path.dirname(f) not in d]
+print(":".join(d))' 2>/dev/null)
+        EXLP=${WHEEL_LIBS:+$WHEEL_LIBS:}${LD_LIBRARY_PATH:-}
+        FBT=${FB_TIMEOUT:-300}
+        fb_hog() { # LEAVE_MIB: start the hog, wait until it holds the memory
+            build/examples/gpu_hog "$1" 3000 > "$OUT/fb_hog.log" 2>&1 &
+            FBHOG=$!
+            for _ in $(seq 1 120); do grep -q '^holding' "$OUT/fb_hog.log" 2>/dev/null && break; sleep 1; done
+            echo "   hog (pid $FBHOG, leaves $1 MiB): $(tail -1 "$OUT/fb_hog.log")"
+        }
+        fb_unhog() { [ -n "${FBHOG:-}" ] && kill "$FBHOG" 2>/dev/null; wait "${FBHOG:-}" 2>/dev/null; FBHOG=; sleep 2; }
+        fb_one() { # NAME VARIANT(ref|bad|on) cmd... : runs it, prints rc, the result and steps/s lines
+            local name=$1 v=$2; shift 2
+            rm -rf "$OUT/fb_$name.$v.traces"; mkdir -p "$OUT/fb_$name.$v.traces"
+            local t0=$(date +%s.%N)
+            case $v in
+            ref) timeout "$FBT" "$@" > "$OUT/fb_$name.$v.log" 2>&1 ;;
+            bad) CONVGUARD_DIR=$OUT/fb_$name.$v.traces LD_PRELOAD=$SHIM timeout "$FBT" "$@" > "$OUT/fb_$name.$v.log" 2>&1 ;;
+            on) CONVGUARD_FALLBACK=1 CONVGUARD_DIR=$OUT/fb_$name.$v.traces LD_PRELOAD=$SHIM timeout "$FBT" "$@" > "$OUT/fb_$name.$v.log" 2>&1 ;;
+            esac
+            local rc=$?
+            echo "$rc" > "$OUT/fb_$name.$v.rc"
+            printf '   %-4s rc %-3s %5.1fs  %s\n' "$v" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo 0)" \
+                "$(grep -E '^(result|steps_per_s|failed|  result|exit|Failed|Could not)' "$OUT/fb_$name.$v.log" | tr '\n' ' ' | cut -c1-400)"
+            grep '^convguard:' "$OUT/fb_$name.$v.log" | sed 's/^/        /'
+        }
+        fb_verdict() { # NAME: compares the three runs and prints PASS/FAIL/INCONCLUSIVE with the numbers
+            $PY - "$OUT" "$1" <<'PYEOF'
+import glob, json, re, sys
+out, name = sys.argv[1], sys.argv[2]
+def rc(v):
+    try: return int(open("%s/fb_%s.%s.rc" % (out, name, v)).read())
+    except Exception: return None
+def results(v):
+    try: txt = open("%s/fb_%s.%s.log" % (out, name, v), errors="replace").read()
+    except Exception: return [], None
+    nums = [float(x) for l in txt.splitlines() if re.match(r"\s*result", l)
+            for x in re.findall(r"[-+]?\d\.\d+e[-+]\d+", l)]
+    sps = re.findall(r"^steps_per_s ([\d.]+)", txt, re.M)
+    return nums, (float(sps[-1]) if sps else None)
+def fallbacks(v):
+    evs = []
+    for f in glob.glob("%s/fb_%s.%s.traces/*.jsonl" % (out, name, v)):
+        for line in open(f, errors="replace"):
+            try: e = json.loads(line)
+            except Exception: continue
+            if e.get("ev") == "fallback": evs.append(e)
+    return evs
+r_ref, s_ref = results("ref"); r_on, s_on = results("on")
+fb = fallbacks("on")
+acts = {}
+for e in fb: acts[e.get("action")] = acts.get(e.get("action"), 0) + 1
+print("   fallback events (ON): %d %s" % (len(fb), acts))
+for e in fb[:4]:
+    print("     %s %s asked %s given %s: %s -> %s" % (e.get("fn"), e.get("action"), e.get("asked"), e.get("given"),
+                                                  e.get("why"), e.get("outcome")))
+same = bool(r_ref) and len(r_ref) == len(r_on) and all(abs(a - b) <= 1e-3 * max(1.0, abs(a)) for a, b in zip(r_ref, r_on))
+worst = max((abs(a - b) / max(1.0, abs(a)) for a, b in zip(r_ref, r_on)), default=float("nan"))
+print("   steps/s: unconstrained %s, with the fallback acting %s" % (s_ref, s_on))
+if rc("ref") != 0:
+    print("FAIL %s: the unconstrained run failed (rc %s)" % (name, rc("ref")))
+elif rc("bad") == 0:
+    print("INCONCLUSIVE %s: without fallback it did not fail (rc 0); ON rc %s, result %s (max rel diff %.2e)"
+          % (name, rc("on"), "equal" if same else "DIFFERENT", worst))
+elif rc("on") == 0 and same and fb:
+    print("PASS %s: fails without fallback (rc %s), completes with it (%d fallback events), result equal "
+          "to the unconstrained run (max rel diff %.2e)" % (name, rc("bad"), len(fb), worst))
+else:
+    print("FAIL %s: without fallback rc %s; with it rc %s, %d fallback events, result %s (max rel diff %.2e)"
+          % (name, rc("bad"), rc("on"), len(fb), "equal" if same else "DIFFERENT or missing", worst))
+PYEOF
+        }
+        # 1. the TensorFlow-like C program under a hog leaving LEAVE_TF_MIB (default 300)
+        TFSHAPE=${FB_TF_SHAPE:-32,128,56,56,128,3,3}
+        echo "-- fb_tf: conv_tflike (shape $TFSHAPE) under gpu_hog"
+        fb_one tf ref env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
+        fb_hog "${LEAVE_TF_MIB:-300}"
+        fb_one tf bad env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
+        fb_one tf on env LD_LIBRARY_PATH=$EXLP CG_CONV_SHAPE=$TFSHAPE build/examples/conv_tflike
+        fb_unhog
+        fb_verdict tf
+        # 2. PyTorch, legacy API with benchmark on (FindEx): a large convolution whose fastest algorithms
+        #    want a big workspace, a hog leaving LEAVE_TORCH_MIB (default 1024); and the graph API with
+        #    CONVGUARD_WORKSPACE_LIMIT_MB (default 64) under the same hog
+        echo "-- fb_torch_legacy: PyTorch TORCH_CUDNN_V8_API_DISABLED=1, benchmark on, under gpu_hog"
+        TENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=1"
+        fb_one torch_legacy ref env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+        fb_hog "${LEAVE_TORCH_MIB:-1024}"
+        fb_one torch_legacy bad env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+        fb_one torch_legacy on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+        echo "-- fb_torch_graph: PyTorch graph API, benchmark on, CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64}, same hog"
+        fb_one torch_graph ref env $TENV $PY tests/gpu/fb_conv.py torch
+        fb_one torch_graph bad env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+        fb_one torch_graph on env $TENV CONVGUARD_WORKSPACE_LIMIT_MB=${FB_WS_MB:-64} $PY tests/gpu/fb_conv.py torch
+        fb_unhog
+        fb_verdict torch_legacy
+        fb_verdict torch_graph
+        # 3. JAX preallocating XLA_PYTHON_CLIENT_MEM_FRACTION (default 0.999) of the memory it is told of,
+        #    rescued by CONVGUARD_RESERVE_MB (default 4096); REF preallocates 0.75
+        echo "-- fb_jax_reserve: JAX, XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999}, CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096}"
+        JENV="CG_FB_N=${FB_N:-64} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} XLA_PYTHON_CLIENT_PREALLOCATE=true"
+        fb_one jax_reserve ref env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=0.75 $PY tests/gpu/fb_conv.py jax
+        fb_one jax_reserve bad env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} $PY tests/gpu/fb_conv.py jax
+        fb_one jax_reserve on env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096} $PY tests/gpu/fb_conv.py jax
+        fb_verdict jax_reserve
+        # the cost when nothing needs rescuing: the unconstrained runs with the fallback on
+        echo "-- fb_cost: unconstrained, shim with CONVGUARD_FALLBACK=1 (nothing to rescue)"
+        fb_one cost_torch on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
+        echo "   steps/s: torch legacy unconstrained no shim $(grep -h '^steps_per_s' "$OUT/fb_torch_legacy.ref.log" | cut -d' ' -f2), shim+fallback $(grep -h '^steps_per_s' "$OUT/fb_cost_torch.on.log" | cut -d' ' -f2)"
+        ;;
     overhead)
         echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"
         STEPS=${CG_BENCH_STEPS:-200}
@@ -150,6 +276,82 @@ rate = (b550 - b50) / max(s550 - s50, 1e-9) * 3600
 print("   trace bytes: %d (50 steps), %d (550 steps); steady state %.0f bytes/hour extrapolated (%.1f s more)" %
       (b50, b550, rate, s550 - s50))
 PYEOF
+        ;;
+    graph)
+        echo "== graph: the cuDNN graph (backend) API of PyTorch and JAX under the shim"
+        # graph_run NAME STEPS cmd...: a run under the shim, its graph-layer summary
+        graph_run() {
+            local name=$1 steps=$2; shift 2
+            rm -rf "$OUT/$name.traces"
+            CG_STEPS=$steps CONVGUARD_DIR=$OUT/$name.traces LD_PRELOAD=$SHIM "$@" > "$OUT/$name.log" 2>&1
+            local rc=$?
+            echo "-- $name (CG_STEPS=$steps, rc $rc): $(grep -v '^convguard:' "$OUT/$name.log" | tail -1)"
+            grep '^convguard:' "$OUT/$name.log" | sed 's/^/   /'
+            $PY tests/gpu/graph_summary.py "$OUT/$name.traces" | grep -E "${CG_SUMMARY_GREP:-.}" | sed 's/^/   /' |
+                head -${CG_SUMMARY_LINES:-60}
+        }
+        # steady state: the graph-layer lines of a 3-step and a 30-step run must be the same
+        steady() {
+            local a b
+            a=$(cat "$OUT/$1.traces"/*.jsonl | grep -c '"ev":"graph\|"ev":"call_failed"')
+            b=$(cat "$OUT/$2.traces"/*.jsonl | grep -c '"ev":"graph\|"ev":"call_failed"')
+            echo "   steady state: $a graph-layer events in $1, $b in $2 ($([ "$a" = "$b" ] && echo "nothing per step" || echo "DIFFERENT"))"
+        }
+        graph_run torch_graph_default 3 env CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        graph_run torch_graph_default30 30 env CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        steady torch_graph_default torch_graph_default30
+        graph_run torch_graph_bench 3 env CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        graph_run torch_graph_bench30 30 env CG_BENCH=1 $PY tests/gpu/conv_torch.py
+        steady torch_graph_bench torch_graph_bench30
+        graph_run jax_graph 3 $PY tests/gpu/conv_jax.py
+        graph_run jax_graph30 30 $PY tests/gpu/conv_jax.py
+        steady jax_graph jax_graph30
+        # expandable segments: PyTorch's driver-level allocations come through entry points
+        CG_SUMMARY_GREP='^== |exit calls \(memory|gpu_mem|graph:' graph_run torch_graph_expandable 3 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True CG_BENCH=0 $PY tests/gpu/conv_torch.py
+        # near out of memory: another process holds all but HOG_LEAVE_MB
+        LEAVE=${HOG_LEAVE_MB:-2500}
+        for fw in torch jax; do
+            $PY tests/gpu/hog.py "$LEAVE" 600 > "$OUT/hog_$fw.log" 2>&1 &
+            hog=$!
+            for _ in $(seq 120); do grep -q '^hog:' "$OUT/hog_$fw.log" 2>/dev/null && break; sleep 0.5; done
+            echo "-- hog (pid $hog, leaves $LEAVE MiB): $(cat "$OUT/hog_$fw.log" | tail -1)"
+            CG_SUMMARY_LINES=40 graph_run ${fw}_graph_nearoom 1 $PY tests/gpu/conv_big.py $fw
+            grep '^before:' "$OUT/${fw}_graph_nearoom.log" | sed 's/^/   /'
+            kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+        done
+        ;;
+    cli)
+        # issue 6 on the GPU: smoke, doctor, a two-rank torchrun with one aggregated report, and the
+        # HTML report of a memory-pressure run.
+        echo "== cli: convguard smoke, doctor, torchrun ranks, HTML report"
+        [ -x build/convguard ] || { echo "   convguard CLI not built"; continue; }
+        build/convguard smoke 2>&1 | tail -12 | sed 's/^/   /'
+        build/convguard doctor 2>&1 | sed 's/^/   /' | head -30
+        ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+        if [ "$ngpu" -ge 2 ] && command -v torchrun >/dev/null; then
+            rm -rf "$OUT/ranks"
+            build/convguard run --dir "$OUT/ranks" -- torchrun --standalone --nproc_per_node=2 tests/gpu/ddp_conv.py \
+                > "$OUT/torchrun.log" 2>&1
+            echo "   torchrun exit $?; $(grep -c 'ok, loss' "$OUT/torchrun.log") ranks finished"
+            ls "$OUT/ranks" | sed 's/^/   trace: /'
+            build/convguard report "$OUT/ranks" 2>&1 | sed 's/^/   | /' | head -40
+        else
+            echo "   torchrun: needs 2 GPUs ($ngpu here)"
+        fi
+        # the HTML report of a memory-pressure run: the TF-like example under a hog
+        make -s examples >/dev/null 2>&1
+        if [ -x build/examples/gpu_hog ]; then
+            build/examples/gpu_hog 300 120 > "$OUT/hog_html.log" 2>&1 &
+            HOG=$!
+            for i in $(seq 1 120); do grep -q '^holding' "$OUT/hog_html.log" 2>/dev/null && break; sleep 1; done
+            rm -rf "$OUT/html_traces"
+            WL=$($PY -c 'import glob,os,site; print(":".join(sorted({os.path.dirname(f) for sp in site.getsitepackages() for f in glob.glob(sp+"/nvidia/*/lib/libcud*.so.*")})))' 2>/dev/null)
+            env LD_LIBRARY_PATH=$WL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/convguard run --dir "$OUT/html_traces" -- build/examples/conv_tflike > "$OUT/html_run.log" 2>&1
+            kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
+            build/convguard report --html "$OUT/pressure.html" "$OUT/html_traces" > /dev/null 2>&1
+            echo "   HTML report: $(wc -c < "$OUT/pressure.html" 2>/dev/null) bytes, $(grep -o '<svg' "$OUT/pressure.html" 2>/dev/null | wc -l) SVG timeline(s)"
+            build/convguard report "$OUT/html_traces" 2>&1 | sed 's/^/   | /' | head -30
+        fi
         ;;
     robust)
         # Issue 7: crashes under PyTorch end as without the shim and leave a

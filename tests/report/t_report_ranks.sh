@@ -27,4 +27,14 @@ cp "$D"/node-b-* "$WORK/shared/node-b/"
 check "sub-directories per host are read too" jq -e '(.processes | length) == 4' "$WORK/j2"
 "$CG" report "$D"/node-a-*.jsonl >"$WORK/out"
 check "ranks 0 and 1 alone agree: exit 0" test $? = 0
+
+# real traces of a two-rank torchrun job on two H200s (tests/gpu/run.sh cli): the launcher maps
+# libcudnn without using it (no version), which is no inconsistency
+R=$ROOT/tests/report/ranks_torchrun
+"$CG" report "$R" >"$WORK/tr"
+check "torchrun, 2 ranks + launcher: exit 0, no problem" test $? = 0
+check "torchrun: both ranks listed with cuDNN 9.19.0" test "$(grep -cE '^rank [01] ' "$WORK/tr")" = 2
+check "torchrun: no inconsistency reported" bash -c "! grep -q 'inconsistent' '$WORK/tr'"
+"$CG" report --json "$R" >"$WORK/trj"
+check "torchrun --json: ranks 0 and 1" jq -e '[.processes[].rank | select(. != null)] == [0,1]' "$WORK/trj"
 finish

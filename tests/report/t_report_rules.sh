@@ -25,6 +25,8 @@ declare -A SAYS=(
     [cudnn_multiple_copies]="/usr/lib/x86_64-linux-gnu/libcudnn.so.9 are both mapped"
     [lib_replaced_on_disk]="restart the process"
     [handle_memory_held]="kill 4242"
+    [context_memory_held]="too little even for the CUDA context"
+    [context_out_of_memory]="cuDevicePrimaryCtxRetain -> CUDA_ERROR_OUT_OF_MEMORY: only 24 MiB"
     [handle_out_of_memory]="only 180 MiB of 140.0 GiB"
     [handle_failed]="cublasLtCreate failed"
     [conv_workspace_exceeds_free]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=700"

@@ -45,6 +45,32 @@ int main(void)
     cg_cfg.reserve_mb = 256;
     EXPECT(cg_fallback_reserved_free(1024 * MIB) == 768 * MIB);
     EXPECT(cg_fallback_reserved_free(100 * MIB) == 0);
+
+    /* statuses that mean "no memory", by numbering */
+    EXPECT(cg_fallback_mem_status(CG_SLOT_CUDNN9, 4003) && cg_fallback_mem_status(CG_SLOT_CUDNN9, 4004));
+    EXPECT(!cg_fallback_mem_status(CG_SLOT_CUDNN9, 4000) && !cg_fallback_mem_status(CG_SLOT_CUDNN9, 2));
+    EXPECT(cg_fallback_mem_status(CG_SLOT_CUDNN8, 2) && !cg_fallback_mem_status(CG_SLOT_CUDNN8, 4004));
+    EXPECT(cg_fallback_bad_param(CG_SLOT_CUDNN9, 2000) && cg_fallback_bad_param(CG_SLOT_CUDNN9, 2010));
+    EXPECT(!cg_fallback_bad_param(CG_SLOT_CUDNN9, 3000) && cg_fallback_bad_param(CG_SLOT_CUDNN8, 3));
+    cudnnConvolutionFwdAlgoPerf_t m[2] = {{.algo = 2, .status = 4004}, {.algo = 1, .status = 4003}};
+    EXPECT(cg_fallback_all_failed_for_memory(m, 2, CG_SLOT_CUDNN9));
+    m[1].status = 0;
+    EXPECT(!cg_fallback_all_failed_for_memory(m, 2, CG_SLOT_CUDNN9));
+    EXPECT(!cg_fallback_all_failed_for_memory(m, 0, CG_SLOT_CUDNN9));
+
+    /* the reserve acts only with CONVGUARD_FALLBACK=1; one event, every query counted */
+    size_t fr = 1024 * MIB, tot = 2048 * MIB;
+    atomic_store(&cg.traced, true);
+    cg_cfg.fallback = false;
+    cg_fb_reserve_report("cudaMemGetInfo", &fr, &tot);
+    EXPECT(fr == 1024 * MIB && tot == 2048 * MIB && cg_fb_reserve_reports() == 0);
+    cg_cfg.fallback = true;
+    uint64_t before = cg_fallback_count();
+    cg_fb_reserve_report("cudaMemGetInfo", &fr, &tot);
+    EXPECT(fr == 768 * MIB && tot == 1792 * MIB && cg_fb_reserve_reports() == 1 && cg_fallback_count() == before + 1);
+    fr = 100 * MIB;
+    cg_fb_reserve_report("cuMemGetInfo_v2", &fr, NULL);
+    EXPECT(fr == 0 && cg_fb_reserve_reports() == 2 && cg_fallback_count() == before + 1);
     printf("test_fallback: %s\n", bad ? "FAILED" : "ok");
     return bad != 0;
 }
