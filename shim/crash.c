@@ -381,6 +381,24 @@ static void hand_on(int i, int sig, siginfo_t *si, void *uc)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* write_event, with a way back if it faults: once more without unwinding */
+static void write_event_guarded(int i, int sig, siginfo_t *si, ucontext_t *uc)
+{
+    sigjmp_buf jb;
+    for (volatile int attempt = 0; attempt < 2; attempt++) {
+        escape = &jb;
+        if (sigsetjmp(jb, 1) == 0) {
+            write_event(i, sig, si, uc, attempt > 0);
+            break;
+        }
+        if (holding) {
+            holding = false;
+            atomic_flag_clear(&writing);
+        }
+    }
+    escape = NULL;
+}
+
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
@@ -396,21 +414,8 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
         if (escape)
             siglongjmp(*escape, 1);
     } else if (atomic_load(&cg.traced) && stack_room() && atomic_fetch_add(&crash_events, 1) < MAX_CRASH_EVENTS) {
-        sigjmp_buf jb;
         in_handler = true;
-        for (volatile int attempt = 0; attempt < 2; attempt++) {
-            escape = &jb;
-            if (sigsetjmp(jb, 1) == 0) {
-                write_event(i, sig, si, uc, attempt > 0);
-                break;
-            }
-            /* faulted: once more, without unwinding or reading the stack */
-            if (holding) {
-                holding = false;
-                atomic_flag_clear(&writing);
-            }
-        }
-        escape = NULL;
+        write_event_guarded(i, sig, si, uc);
         in_handler = false;
     }
     errno = saved_errno; /* the next handler sees the interrupted errno */
