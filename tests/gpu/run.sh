@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [overhead] [fallback] [robust] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [overhead] [fallback] [robust] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
