@@ -136,12 +136,8 @@ fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    n=$$(basename $$t); mkdir -p $(FZ)/corpus-$$n; \
 	    cp -n tests/fuzz/seeds/$$n/* $(FZ)/corpus-$$n/ 2>/dev/null; \
-	    echo "== $$n for $(FUZZ_SECONDS) s"; \
+	    echo "== $$n for $(FUZZ_SECONDS) s (log: $(FZ)/$$n.log)"; \
 	    $$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -print_final_stats=1 $(FZ)/corpus-$$n \
-	        2>&1 | tail -12 || exit 1; \
+	        >$(FZ)/$$n.log 2>&1; rc=$$?; tail -12 $(FZ)/$$n.log; \
+	    [ $$rc = 0 ] || { echo "$$n: FAILED (rc $$rc)"; exit 1; }; \
 	done
-
-# the trace builder's edges, linked straight from the shim's objects
-$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
-	@mkdir -p $(@D)
-	$(CC) $(RB_CFLAGS) -o $@ $^
