@@ -141,3 +141,8 @@ fuzz-run: fuzz
 	        >$(FZ)/$$n.log 2>&1; rc=$$?; tail -12 $(FZ)/$$n.log; \
 	    [ $$rc = 0 ] || { echo "$$n: FAILED (rc $$rc)"; exit 1; }; \
 	done
+
+# the trace builder's edges, linked straight from the shim's objects
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
+	@mkdir -p $(@D)
+	$(CC) $(RB_CFLAGS) -o $@ $^
