@@ -368,9 +368,12 @@ static void hand_on(int i, int sig, siginfo_t *si, void *uc)
         prev[i] = dfl;
         sigaction(sig, &dfl, NULL);
     }
+    /* its mask: the interrupted code's, plus its sa_mask, plus the signal
+     * (as the kernel builds it; ours blocks more while the event is written) */
     sigset_t mask, saved;
     pthread_sigmask(SIG_BLOCK, NULL, &saved);
-    sigorset(&mask, &saved, &p.sa_mask);
+    sigorset(&mask, uc ? &((ucontext_t *)uc)->uc_sigmask : &saved, &p.sa_mask);
+    sigaddset(&mask, sig);
     if ((p.sa_flags & SA_NODEFER) && !sigismember(&p.sa_mask, sig))
         sigdelset(&mask, sig);
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -379,6 +382,24 @@ static void hand_on(int i, int sig, siginfo_t *si, void *uc)
     else
         p.sa_handler(sig);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* write_event, with a way back if it faults: once more without unwinding */
+static void write_event_guarded(int i, int sig, siginfo_t *si, ucontext_t *uc)
+{
+    sigjmp_buf jb;
+    for (volatile int attempt = 0; attempt < 2; attempt++) {
+        escape = &jb;
+        if (sigsetjmp(jb, 1) == 0) {
+            write_event(i, sig, si, uc, attempt > 0);
+            break;
+        }
+        if (holding) {
+            holding = false;
+            atomic_flag_clear(&writing);
+        }
+    }
+    escape = NULL;
 }
 
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
@@ -396,21 +417,8 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
         if (escape)
             siglongjmp(*escape, 1);
     } else if (atomic_load(&cg.traced) && stack_room() && atomic_fetch_add(&crash_events, 1) < MAX_CRASH_EVENTS) {
-        sigjmp_buf jb;
         in_handler = true;
-        for (volatile int attempt = 0; attempt < 2; attempt++) {
-            escape = &jb;
-            if (sigsetjmp(jb, 1) == 0) {
-                write_event(i, sig, si, uc, attempt > 0);
-                break;
-            }
-            /* faulted: once more, without unwinding or reading the stack */
-            if (holding) {
-                holding = false;
-                atomic_flag_clear(&writing);
-            }
-        }
-        escape = NULL;
+        write_event_guarded(i, sig, si, uc);
         in_handler = false;
     }
     errno = saved_errno; /* the next handler sees the interrupted errno */
@@ -514,7 +522,14 @@ void cg_crash_install(void)
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal_signal;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
+        /* Nothing may interrupt the event's writing (a handler of the
+         * program jumping out of it would leave this thread marked as in
+         * the handler), except a fault of our own, which comes back to us. */
+        sigfillset(&sa.sa_mask);
+        sigdelset(&sa.sa_mask, SIGSEGV);
+        sigdelset(&sa.sa_mask, SIGBUS);
+        sigdelset(&sa.sa_mask, SIGILL);
+        sigdelset(&sa.sa_mask, SIGFPE);
         prev[i] = cur;
         sigaction(fatal[i], &sa, &prev[i]);
     }

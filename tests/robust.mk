@@ -78,7 +78,7 @@ test-deps: $$(BUILD)/libconvguard.so $$(TEST_DEPS) $$(if $$(wildcard tools/tools
 # clients' map listings; CG_SANITIZED: tests skip what a sanitizer changes.
 SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 	CGTEST_MAPS_IGNORE=libasan:libubsan:libstdc++:libgcc_s:libm.so \
-	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1 \
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:quarantine_size_mb=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0:allow_user_segv_handler=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The sanitizer runtimes resolve the functions they intercept with dlsym()
 # while they start, before their shadow memory exists; dlsym is the shim's.
@@ -90,8 +90,16 @@ SAN_PLAIN := real.o elf.o loader.o
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
+# The doubles, clients and examples get UBSan only: linked with ASan, their
+# own dlopen calls (made without the shim, in the reference runs) would go
+# through ASan's interceptor, which makes libasan the caller and so loses
+# their RUNPATH; the tests would compare against a wrong reference.
+SAN_CLIENT_CC = $(CC) -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifneq ($(SAN_CLIENT_CC_SET),)
+$(BUILD)/doubles/% $(BUILD)/clients/% $(BUILD)/examples/%: override CC = $(SAN_CLIENT_CC_SET)
+endif
 check-sanitize:
-	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" test-deps
+	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" SAN_CLIENT_CC_SET="$(SAN_CLIENT_CC)" test-deps
 	$(SAN_ENV) tests/run.sh
 check-tsan:
 	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads doubles
@@ -128,9 +136,10 @@ fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    n=$$(basename $$t); mkdir -p $(FZ)/corpus-$$n; \
 	    cp -n tests/fuzz/seeds/$$n/* $(FZ)/corpus-$$n/ 2>/dev/null; \
-	    echo "== $$n for $(FUZZ_SECONDS) s"; \
+	    echo "== $$n for $(FUZZ_SECONDS) s (log: $(FZ)/$$n.log)"; \
 	    $$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -print_final_stats=1 $(FZ)/corpus-$$n \
-	        2>&1 | tail -12 || exit 1; \
+	        >$(FZ)/$$n.log 2>&1; rc=$$?; tail -12 $(FZ)/$$n.log; \
+	    [ $$rc = 0 ] || { echo "$$n: FAILED (rc $$rc)"; exit 1; }; \
 	done
 
 # the trace builder's edges, linked straight from the shim's objects

@@ -119,7 +119,7 @@ check "program's own recovering handler: no crash event" jqt "$(trace_of "$WORK/
 want=$("$WS" env LD_PRELOAD="${CG_PRELOAD_FIRST:+$CG_PRELOAD_FIRST:}$ROBUST/libprehandler.so" "$P" segv 2>/dev/null)
 got=$(status_shim "$WORK/pre" LD_PRELOAD="$SHIM:$ROBUST/libprehandler.so" "$P" segv)
 check "earlier handler: same end ($want)" test "$got" = "$want" -a "${want%% core*}" = "signal 11"
-check "earlier handler: it ran after ours" grep -q "earlier handler ran" "$WORK/pre.err"
+check "earlier handler: it ran after ours, with the mask the kernel would give it" grep -q "earlier handler ran, mask as the kernel makes it" "$WORK/pre.err"
 check "earlier handler: crash event says the program's handler came next" \
     jqt "$(trace_of "$WORK/pre")" 'map(select(.ev=="crash"))[0].next == "program_handler"'
 
