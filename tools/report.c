@@ -570,7 +570,15 @@ static void trace_notes(struct analysis *a, FILE *out)
         bool crashed = false;
         for (size_t k = 0; k < json_array_size(t->events); k++)
             crashed |= strcmp(jstr(json_array_get(t->events, k), "ev", ""), "crash") == 0;
-        if (!t->exit && !crashed)
+        /* The same pid in a later file of the same host is the program it
+         * exec'd: the image ended by exec, not by a kill. */
+        bool execd = false;
+        for (size_t k = 0; k < a->s->n && !t->exit; k++) {
+            struct trace *o = &a->s->t[k];
+            execd |= k != i && o->pid == t->pid && strcmp(o->host, t->host) == 0 && o->start &&
+                     t->start && o->wall >= t->wall;
+        }
+        if (!t->exit && !crashed && !execd)
             sb_add(&b, ", no exit line (killed, or still running)");
         if (b.len)
             fprintf(out, "note: %s: %s\n", t->file, b.s + 2);

@@ -73,4 +73,20 @@ check "a readable trace beside an empty one: reported, the empty one noted" grep
 f=$WORK/gaps.jsonl
 grep -v '"seq":3,' "$SRC" >"$f"
 check "seq gap: noted" bash -c "'$CG' report '$f' | grep -q '1 line lost'"
+# a process that exec'd: its first file has no exit line, the same pid's later file goes on
+mkdir -p "$WORK/exec"
+python3 - "$SRC" "$WORK/exec" <<'PYEOF'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+pid = evs[0]["pid"]
+first = [e for e in evs if e["ev"] == "start"]
+second = [dict(e) for e in evs]
+for e in second:
+    if e["ev"] == "start":
+        e["wall_time"] = e.get("wall_time", 0) + 1
+open(sys.argv[2] + "/h-%d.jsonl" % pid, "w").write("".join(json.dumps(e) + "\n" for e in first))
+open(sys.argv[2] + "/h-%d.2.jsonl" % pid, "w").write("".join(json.dumps(e) + "\n" for e in second))
+PYEOF
+check "exec: the image replaced by exec is not reported as killed" bash -c "! '$CG' report '$WORK/exec' | grep -q 'no exit line'"
+check "a lone trace without exit line is still noted" bash -c "'$CG' report '$WORK/exec/'*[0-9].jsonl | grep -q 'no exit line'"
 finish
