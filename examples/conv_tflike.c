@@ -311,20 +311,7 @@ static int direction(int dir)
         else
             s = cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, xd, yd, cd, wd, algo, &need);
         printf("  WorkspaceSize(algo %d) = %d, %zu bytes\n", algo, s, need);
-        float one = 1.0f, zero = 0.0f;
-        if (dir == FWD)
-            s = cudnnConvolutionForward(handle, &one, xd, x, wd, w, cd, algo, ws, want, &zero, yd, y);
-        else if (dir == BWD_DATA)
-            s = cudnnConvolutionBackwardData(handle, &one, wd, w, yd, dy, cd, algo, ws, want, &zero, xd, dx);
-        else
-            s = cudnnConvolutionBackwardFilter(handle, &one, xd, x, yd, dy, cd, algo, ws, want, &zero, wd, dw);
-        printf("  run algo %d = %d %s\n", algo, s, dnn_err(s));
-        if (!s)
-            checksum(dir_names[dir], dir == FWD ? y : dir == BWD_DATA ? dx : dw, dir == FWD ? ys : dir == BWD_DATA ? xs : wsz);
-        if (s) {
-            last_error();
-            rc = 3;
-        }
+        rc = run_algo(dir, algo, ws, want);
     }
     dev_free(ws);
     return rc;

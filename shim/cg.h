@@ -241,7 +241,6 @@ void cg_loader_scan(const char *reason); /* record objects mapped since the last
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */
 void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);
-unsigned cg_loader_libs_seen(void);
 const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
 
 /* ---- versions.c: versions and compatibility verdicts */

@@ -204,30 +204,36 @@ struct scan_ctx {
     int added;
 };
 
+/* A CUDA-family object mapped now that the table does not hold yet. */
+static bool unseen_traced(const struct cg_obj *o)
+{
+    if (!o->name[0])
+        return false;
+    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
+    if (!cg_lib_is_traced_name(so ? so : o->name) && !cg_lib_is_traced_name(o->name))
+        return false;
+    for (int i = 0; i < nlibs; i++)
+        if (!libs[i].unloaded && libs[i].base == o->base && strcmp(libs[i].path, o->name) == 0)
+            return false;
+    return true;
+}
+
 static int scan_cb(const struct cg_obj *o, void *p)
 {
     struct scan_ctx *c = p;
-    if (!o->name[0])
-        return 0;
-    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
-    if (!cg_lib_is_traced_name(so ? so : o->name) && !cg_lib_is_traced_name(o->name))
-        return 0;
-    for (int i = 0; i < nlibs; i++)
-        if (!libs[i].unloaded && libs[i].base == o->base && strcmp(libs[i].path, o->name) == 0)
-            return 0;
-    record_lib(o, c->via);
-    c->added++;
+    if (unseen_traced(o)) {
+        record_lib(o, c->via);
+        c->added++;
+    }
     return 0;
 }
 
-static struct cg_lib *scan_locked(const char *via)
+static void scan_locked(const char *via)
 {
-    int before = nlibs;
     struct scan_ctx c = {via, 0};
     cg_elf_each_obj(scan_cb, &c);
-    if (nlibs > before)
+    if (c.added)
         cg_versions_verdicts("load");
-    return NULL;
 }
 
 void cg_loader_scan(const char *reason)
@@ -235,16 +241,6 @@ void cg_loader_scan(const char *reason)
     pthread_mutex_lock(&lock);
     scan_locked(reason);
     pthread_mutex_unlock(&lock);
-}
-
-unsigned cg_loader_libs_seen(void)
-{
-    pthread_mutex_lock(&lock);
-    unsigned n = 0;
-    for (int i = 0; i < nlibs; i++)
-        n += libs[i].family != CG_FAM_OTHER || 1;
-    pthread_mutex_unlock(&lock);
-    return n;
 }
 
 static struct probe *probe_find(const char *stem)
@@ -257,15 +253,7 @@ static struct probe *probe_find(const char *stem)
 
 static int count_new_cb(const struct cg_obj *o, void *p)
 {
-    if (!o->name[0])
-        return 0;
-    const char *so = o->dyn ? cg_elf_soname(o) : NULL;
-    if (!cg_lib_is_traced_name(so ? so : o->name) && !cg_lib_is_traced_name(o->name))
-        return 0;
-    for (int i = 0; i < nlibs; i++)
-        if (!libs[i].unloaded && libs[i].base == o->base && strcmp(libs[i].path, o->name) == 0)
-            return 0;
-    ++*(int *)p;
+    *(int *)p += unseen_traced(o);
     return 0;
 }
 
