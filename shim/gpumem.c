@@ -152,8 +152,19 @@ static _Atomic int nnotes;
 static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(notes_lock);
 
+/* The last note of this thread: cudart and the frameworks ask the same name
+ * from the same place again and again (~450 queries at start), and a repeat
+ * adds nothing, so it skips the table walk, the caller's object lookup and
+ * the lock.  Per thread, so that no other thread can half-update it. */
+static __thread struct {
+    const void *entry, *caller;
+    int route;
+} last_note;
+
 void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route)
 {
+    if (entry == last_note.entry && caller == last_note.caller && (int)route == last_note.route)
+        return;
     int hook = -1;
     for (size_t i = 0; i < NMEM && hook < 0; i++)
         for (int s = 0; s < CG_NSLOTS; s++)
@@ -176,6 +187,8 @@ void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route r
         atomic_store_explicit(&nnotes, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&notes_lock);
+    if (dup || n < MAX_NOTES) /* noted (now or before): a repeat can be skipped */
+        last_note.entry = entry, last_note.caller = caller, last_note.route = (int)route;
     errno = saved;
 }
 
