@@ -594,14 +594,27 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
         return r;                                                                                                \
     }
 
-EXEC_HOOK(cudnnConvolutionForward, CG_OP_FWD, (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t yd, void *y),
+EXEC_HOOK(cudnnConvolutionForward, CG_OP_FWD,
+          (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+           const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+           const void *beta, cudnnTensorDescriptor_t yd, void *y),
           (h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y), xd, wd, yd)
 
-EXEC_HOOK(cudnnConvolutionBackwardData, CG_OP_BWD_DATA, (cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dxd, void *dx),
+EXEC_HOOK(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
+          (cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd,
+           const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+           size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dxd, void *dx),
           (h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
 
-EXEC_HOOK(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER, (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd, const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dwd, void *dw),
+EXEC_HOOK(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
+          (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd,
+           const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
+           size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dwd, void *dw),
           (h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
 
-EXEC_HOOK(cudnnConvolutionBiasActivationForward, CG_OP_FWD, (cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t yd, void *y),
+EXEC_HOOK(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
+          (cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+           const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+           const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t biasd,
+           const void *bias, cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t yd, void *y),
           (h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)

@@ -469,9 +469,14 @@ static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, 
 DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size), (ptr, size))
 DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUstream s), (ptr, size, s))
 DRV_ALLOC(cuMemAllocAsync_ptsz, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUstream s), (ptr, size, s))
-DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
-DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
-DRV_ALLOC(cuMemCreate, handle_table, handle, size, (CUmemGenericAllocationHandle *handle, size_t size, const struct CUmemAllocationProp_st *prop, unsigned long long flags), (handle, size, prop, flags))
+DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size,
+          (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
+DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size,
+          (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
+DRV_ALLOC(cuMemCreate, handle_table, handle, size,
+          (CUmemGenericAllocationHandle *handle, size_t size, const struct CUmemAllocationProp_st *prop,
+           unsigned long long flags),
+          (handle, size, prop, flags))
 DRV_FREE(cuMemFree_v2, ptr_table, ptr, (CUdeviceptr ptr), (ptr))
 DRV_FREE(cuMemFreeAsync, ptr_table, ptr, (CUdeviceptr ptr, CUstream s), (ptr, s))
 DRV_FREE(cuMemFreeAsync_ptsz, ptr_table, ptr, (CUdeviceptr ptr, CUstream s), (ptr, s))
