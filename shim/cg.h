@@ -73,6 +73,8 @@ extern const struct cg_slot_info cg_slots[CG_NSLOTS];
 
 /* cg_real[s][h]: the real function of hook h in slot s, NULL until known. */
 extern _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+/* Bumped after every change of cg_real (loader.c's driver address index is rebuilt from it). */
+extern _Atomic uint32_t cg_real_gen;
 /* cg_entry[s][h]: our entry function for hook h in slot s (NULL where the
  * hook belongs to another family).  dlsym and cuGetProcAddress hand these out. */
 extern void *const cg_entry[CG_NSLOTS][CG_NHOOKS];

@@ -573,47 +573,48 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
         }                                                                                                        \
     }
 
-#define EXEC(name, op, call, d1, d2, d3)                                                                         \
+/* The wrapper is the call and one test, small enough for the entries to
+ * inline it: the 13 arguments are copied once, for the real call, instead
+ * of once for the wrapper and again for the real call.  Everything a failure
+ * does (the fallback's retry, the event) is out of line. */
+#define EXEC_HOOK(name, op, params, args, d1, d2, d3)                                                            \
+    static __attribute__((noinline, cold)) cudnnStatus_t exec_failed_##name(cg_t_##name real, cudnnStatus_t r,   \
+                                                                            CG_UNPAREN params)                   \
     {                                                                                                            \
-        cudnnStatus_t r = call;                                                                                  \
-        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS)) {                                                            \
-            EXEC_FB(name, op, call, d1, d2, d3)                                                                  \
-            exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                 \
-        }                                                                                                        \
+        EXEC_FB(name, op, real args, d1, d2, d3)                                                                 \
+        exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                     \
+        return r;                                                                                                \
+    }                                                                                                            \
+    inline __attribute__((always_inline)) cudnnStatus_t cg_w_##name(cg_t_##name real, CG_CALLER,               \
+                                                                    CG_UNPAREN params)                           \
+    {                                                                                                            \
+        cudnnStatus_t r = real args;                                                                             \
+        if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
+            return exec_failed_##name(real, r, CG_UNPAREN args);                                                 \
         return r;                                                                                                \
     }
 
-cudnnStatus_t cg_w_cudnnConvolutionForward(cg_t_cudnnConvolutionForward real, CG_CALLER, cudnnHandle_t h, const void *alpha,
-                                           cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
-                                           const void *w, cudnnConvolutionDescriptor_t conv,
-                                           cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
-                                           const void *beta, cudnnTensorDescriptor_t yd, void *y)
-    EXEC(cudnnConvolutionForward, CG_OP_FWD, real(h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y),
-         xd, wd, yd)
+EXEC_HOOK(cudnnConvolutionForward, CG_OP_FWD,
+          (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+           const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+           const void *beta, cudnnTensorDescriptor_t yd, void *y),
+          (h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y), xd, wd, yd)
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardData(cg_t_cudnnConvolutionBackwardData real, CG_CALLER, cudnnHandle_t h,
-                                                const void *alpha, cudnnFilterDescriptor_t wd, const void *w,
-                                                cudnnTensorDescriptor_t dyd, const void *dy,
-                                                cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo,
-                                                void *ws, size_t ws_bytes, const void *beta,
-                                                cudnnTensorDescriptor_t dxd, void *dx)
-    EXEC(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
-         real(h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
+EXEC_HOOK(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
+          (cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd,
+           const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+           size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dxd, void *dx),
+          (h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
 
-cudnnStatus_t cg_w_cudnnConvolutionBackwardFilter(cg_t_cudnnConvolutionBackwardFilter real, CG_CALLER, cudnnHandle_t h,
-                                                  const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
-                                                  cudnnTensorDescriptor_t dyd, const void *dy,
-                                                  cudnnConvolutionDescriptor_t conv,
-                                                  cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t ws_bytes,
-                                                  const void *beta, cudnnFilterDescriptor_t dwd, void *dw)
-    EXEC(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
-         real(h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
+EXEC_HOOK(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
+          (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd,
+           const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
+           size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dwd, void *dw),
+          (h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
 
-cudnnStatus_t cg_w_cudnnConvolutionBiasActivationForward(
-    cg_t_cudnnConvolutionBiasActivationForward real, CG_CALLER, cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd,
-    const void *x, cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t conv,
-    cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2, cudnnTensorDescriptor_t zd,
-    const void *z, cudnnTensorDescriptor_t biasd, const void *bias, cudnnActivationDescriptor_t act,
-    cudnnTensorDescriptor_t yd, void *y)
-    EXEC(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
-         real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)
+EXEC_HOOK(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
+          (cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+           const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+           const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t biasd,
+           const void *bias, cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t yd, void *y),
+          (h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)

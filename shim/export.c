@@ -33,6 +33,7 @@ const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
 };
 
 _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
+_Atomic uint32_t cg_real_gen;
 struct cg_counter cg_count[CG_NHOOKS];
 
 /* A hook whose real function cannot be found (the library vanished) fails

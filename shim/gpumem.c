@@ -152,8 +152,19 @@ static _Atomic int nnotes;
 static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(notes_lock);
 
+/* The last note of this thread: cudart and the frameworks ask the same name
+ * from the same place again and again (~450 queries at start), and a repeat
+ * adds nothing, so it skips the table walk, the caller's object lookup and
+ * the lock.  Per thread, so that no other thread can half-update it. */
+static __thread struct {
+    const void *entry, *caller;
+    int route;
+} last_note;
+
 void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route)
 {
+    if (entry == last_note.entry && caller == last_note.caller && (int)route == last_note.route)
+        return;
     int hook = -1;
     for (size_t i = 0; i < NMEM && hook < 0; i++)
         for (int s = 0; s < CG_NSLOTS; s++)
@@ -176,6 +187,8 @@ void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route r
         atomic_store_explicit(&nnotes, n + 1, memory_order_release);
     }
     pthread_mutex_unlock(&notes_lock);
+    if (dup || n < MAX_NOTES) /* noted (now or before): a repeat can be skipped */
+        last_note.entry = entry, last_note.caller = caller, last_note.route = (int)route;
     errno = saved;
 }
 
@@ -393,18 +406,41 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
     return r;
 }
 
-/* Driver level: untouched (but a failure remembered) inside a runtime call. */
-#define DRV_ALLOC(name, table, out, size, call)                                                                  \
+/* Driver level: untouched (but a failure remembered) inside a runtime call.
+ * Both paths are functions of their own and cg_w_<name> only picks one by a
+ * tail call, so it is small enough for the entries to inline it: the nested
+ * path (cudaMalloc reaches cuMemAlloc_v2 this way on every call) then costs
+ * no frame of the wrapper's own work (5 saved registers when it was one
+ * function: gcc sets the frame up before the depth test). */
+static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, bool alloc)
+{
+    if (alloc)
+        rt.inner_status = r;
+    other_failed(hook, r, true);
+}
+
+/* One driver hook: the nested path, the wrapper's own work (out of line,
+ * with its frame), and cg_w_<name>, which the entries inline. */
+#define DRV_HOOK(name, alloc, params, args, own_body)                                                            \
+    static __attribute__((noinline)) CUresult nested_##name(cg_t_##name real, CG_UNPAREN params)                 \
     {                                                                                                            \
-        if (rt.depth) {                                                                                          \
-            CUresult r = call;                                                                                   \
-            if (CG_UNLIKELY(r != CUDA_SUCCESS)) {                                                                \
-                rt.inner_status = r;                                                                             \
-                other_failed(CG_H_##name, r, true);                                                              \
-            }                                                                                                    \
-            return r;                                                                                            \
-        }                                                                                                        \
-        CUresult r = call;                                                                                       \
+        CUresult r = real args;                                                                                  \
+        if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                      \
+            nested_failed(CG_H_##name, r, alloc);                                                                \
+        return r;                                                                                                \
+    }                                                                                                            \
+    static __attribute__((noinline)) CUresult own_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)         \
+        own_body                                                                                                 \
+    CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                         \
+    {                                                                                                            \
+        if (rt.depth)                                                                                            \
+            return nested_##name(real, CG_UNPAREN args);                                                         \
+        return own_##name(real, caller, CG_UNPAREN args);                                                        \
+    }
+
+#define DRV_ALLOC(name, table, out, size, params, args)                                                          \
+    DRV_HOOK(name, true, params, args, {                                                                         \
+        CUresult r = real args;                                                                                  \
         if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
             if (out)                                                                                             \
                 on_alloc(table, (uintptr_t)*out, size);                                                          \
@@ -412,19 +448,13 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
         }                                                                                                        \
         alloc_failed(CG_H_##name, caller, size, r, 0);                                                           \
         return r;                                                                                                \
-    }
+    })
 
-#define DRV_FREE(name, table, key, call)                                                                         \
-    {                                                                                                            \
-        if (rt.depth) {                                                                                          \
-            CUresult r = call;                                                                                   \
-            if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                  \
-                other_failed(CG_H_##name, r, true);                                                              \
-            return r;                                                                                            \
-        }                                                                                                        \
+#define DRV_FREE(name, table, key, params, args)                                                                 \
+    DRV_HOOK(name, false, params, args, {                                                                        \
         uint64_t size = 0;                                                                                       \
         bool known = (uintptr_t)key > TOMB && table_take(table, (uintptr_t)key, &size);                          \
-        CUresult r = call;                                                                                       \
+        CUresult r = real args;                                                                                  \
         if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
             if (key)                                                                                             \
                 on_freed(known, size);                                                                           \
@@ -434,40 +464,23 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
             table_put(table, (uintptr_t)key, size);                                                              \
         other_failed(CG_H_##name, r, false);                                                                     \
         return r;                                                                                                \
-    }
+    })
 
-CUresult cg_w_cuMemAlloc_v2(cg_t_cuMemAlloc_v2 real, CG_CALLER, CUdeviceptr *ptr, size_t size)
-    DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, real(ptr, size))
-
-CUresult cg_w_cuMemAllocAsync(cg_t_cuMemAllocAsync real, CG_CALLER, CUdeviceptr *ptr, size_t size, CUstream s)
-    DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, real(ptr, size, s))
-
-CUresult cg_w_cuMemAllocAsync_ptsz(cg_t_cuMemAllocAsync_ptsz real, CG_CALLER, CUdeviceptr *ptr, size_t size, CUstream s)
-    DRV_ALLOC(cuMemAllocAsync_ptsz, ptr_table, ptr, size, real(ptr, size, s))
-
-CUresult cg_w_cuMemAllocFromPoolAsync(cg_t_cuMemAllocFromPoolAsync real, CG_CALLER, CUdeviceptr *ptr, size_t size,
-                                      CUmemoryPool pool, CUstream s)
-    DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size, real(ptr, size, pool, s))
-
-CUresult cg_w_cuMemAllocFromPoolAsync_ptsz(cg_t_cuMemAllocFromPoolAsync_ptsz real, CG_CALLER, CUdeviceptr *ptr, size_t size,
-                                           CUmemoryPool pool, CUstream s)
-    DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size, real(ptr, size, pool, s))
-
-CUresult cg_w_cuMemCreate(cg_t_cuMemCreate real, CG_CALLER, CUmemGenericAllocationHandle *handle, size_t size,
-                          const struct CUmemAllocationProp_st *prop, unsigned long long flags)
-    DRV_ALLOC(cuMemCreate, handle_table, handle, size, real(handle, size, prop, flags))
-
-CUresult cg_w_cuMemFree_v2(cg_t_cuMemFree_v2 real, CG_CALLER, CUdeviceptr ptr)
-    DRV_FREE(cuMemFree_v2, ptr_table, ptr, real(ptr))
-
-CUresult cg_w_cuMemFreeAsync(cg_t_cuMemFreeAsync real, CG_CALLER, CUdeviceptr ptr, CUstream s)
-    DRV_FREE(cuMemFreeAsync, ptr_table, ptr, real(ptr, s))
-
-CUresult cg_w_cuMemFreeAsync_ptsz(cg_t_cuMemFreeAsync_ptsz real, CG_CALLER, CUdeviceptr ptr, CUstream s)
-    DRV_FREE(cuMemFreeAsync_ptsz, ptr_table, ptr, real(ptr, s))
-
-CUresult cg_w_cuMemRelease(cg_t_cuMemRelease real, CG_CALLER, CUmemGenericAllocationHandle handle)
-    DRV_FREE(cuMemRelease, handle_table, handle, real(handle))
+DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size), (ptr, size))
+DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUstream s), (ptr, size, s))
+DRV_ALLOC(cuMemAllocAsync_ptsz, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUstream s), (ptr, size, s))
+DRV_ALLOC(cuMemAllocFromPoolAsync, ptr_table, ptr, size,
+          (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
+DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz, ptr_table, ptr, size,
+          (CUdeviceptr *ptr, size_t size, CUmemoryPool pool, CUstream s), (ptr, size, pool, s))
+DRV_ALLOC(cuMemCreate, handle_table, handle, size,
+          (CUmemGenericAllocationHandle *handle, size_t size, const struct CUmemAllocationProp_st *prop,
+           unsigned long long flags),
+          (handle, size, prop, flags))
+DRV_FREE(cuMemFree_v2, ptr_table, ptr, (CUdeviceptr ptr), (ptr))
+DRV_FREE(cuMemFreeAsync, ptr_table, ptr, (CUdeviceptr ptr, CUstream s), (ptr, s))
+DRV_FREE(cuMemFreeAsync_ptsz, ptr_table, ptr, (CUdeviceptr ptr, CUstream s), (ptr, s))
+DRV_FREE(cuMemRelease, handle_table, handle, (CUmemGenericAllocationHandle handle), (handle))
 
 CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, CG_CALLER, size_t *free_bytes, size_t *total_bytes)
 {

@@ -443,8 +443,10 @@ void cg_libs_after_close(uintptr_t base)
         for (int s = 0; s < CG_NSLOTS; s++)
             for (int h = 0; h < CG_NHOOKS; h++) {
                 uintptr_t r = (uintptr_t)atomic_load(&cg_real[s][h]);
-                if (r >= l->start && r < l->end)
+                if (r >= l->start && r < l->end) {
                     atomic_store(&cg_real[s][h], NULL);
+                    atomic_fetch_add(&cg_real_gen, 1);
+                }
             }
         char b[1024];
         struct cg_ev e;

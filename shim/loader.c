@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cg.h"
@@ -233,9 +234,13 @@ void *cg_loader_wrap(const char *name, void *real, const void *caller, const cha
     if (s < 0 || cg_slots[s].family != cg_hooks[h].family)
         return real;
     void *expected = NULL;
-    if (!atomic_compare_exchange_strong(&cg_real[s][h], &expected, real) && expected != real) {
-        cg_libs_step_aside(name, real, expected, route);
-        return real;
+    if (!atomic_compare_exchange_strong(&cg_real[s][h], &expected, real)) {
+        if (expected != real) {
+            cg_libs_step_aside(name, real, expected, route);
+            return real;
+        }
+    } else {
+        atomic_fetch_add(&cg_real_gen, 1);
     }
     return cg_entry[s][h];
 }
@@ -309,6 +314,80 @@ CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
  * address of an exported symbol of libcuda.so.1. */
 static atomic_bool drv_resolved; /* every driver hook's real function looked up once */
 
+/* Real driver address -> hook, so that an answer is recognised in a probe or
+ * two instead of a walk over every driver hook (cudart asks ~450 names at
+ * start, nearly all of them not hooked).  Rebuilt from cg_real whenever
+ * cg_real_gen says it changed.  Readers use it like a seqlock: an odd seq
+ * (a rebuild in progress) or a seq that moved during the lookup sends them to
+ * the walk, which is always right. */
+#define DRV_IDX_BITS 7 /* 128 slots for the ~20 driver hooks: chains stay short */
+#define DRV_IDX_SIZE (1u << DRV_IDX_BITS)
+static struct {
+    _Atomic(void *) real;
+    _Atomic int hook;
+} drv_idx[DRV_IDX_SIZE];
+static _Atomic uint32_t drv_idx_seq;  /* odd while being rebuilt */
+static _Atomic uint32_t drv_idx_from; /* cg_real_gen + 1 it was built from; 0: never built */
+static pthread_mutex_t drv_idx_lock = PTHREAD_MUTEX_INITIALIZER;
+CG_FORK_REINIT(drv_idx_lock);
+
+static inline uint32_t drv_idx_slot(const void *p)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> (64 - DRV_IDX_BITS));
+}
+
+/* Rebuilt by one thread at a time; a thread that finds the lock taken walks instead. */
+static void drv_idx_rebuild(void)
+{
+    if (pthread_mutex_trylock(&drv_idx_lock))
+        return;
+    uint32_t gen = atomic_load(&cg_real_gen);
+    uint32_t seq = atomic_load_explicit(&drv_idx_seq, memory_order_relaxed);
+    atomic_store(&drv_idx_seq, seq + 1);
+    for (uint32_t i = 0; i < DRV_IDX_SIZE; i++)
+        atomic_store_explicit(&drv_idx[i].real, NULL, memory_order_relaxed);
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        void *real = cg_hooks[h].family == CG_FAM_DRV
+                         ? atomic_load_explicit(&cg_real[CG_SLOT_DRV][h], memory_order_acquire)
+                         : NULL;
+        if (!real)
+            continue;
+        uint32_t i = drv_idx_slot(real);
+        while (atomic_load_explicit(&drv_idx[i].real, memory_order_relaxed))
+            i = (i + 1) & (DRV_IDX_SIZE - 1);
+        atomic_store_explicit(&drv_idx[i].hook, h, memory_order_relaxed);
+        atomic_store_explicit(&drv_idx[i].real, real, memory_order_relaxed);
+    }
+    atomic_store(&drv_idx_from, gen + 1);
+    atomic_store(&drv_idx_seq, seq + 2);
+    pthread_mutex_unlock(&drv_idx_lock);
+}
+
+/* The hook whose real function is fn; -1 when none; -2 when the index cannot answer now. */
+static int drv_idx_find(const void *fn)
+{
+    uint32_t seq = atomic_load(&drv_idx_seq);
+    if ((seq & 1) || atomic_load(&drv_idx_from) != atomic_load(&cg_real_gen) + 1)
+        return -2;
+    int hook = -1;
+    for (uint32_t i = drv_idx_slot(fn);; i = (i + 1) & (DRV_IDX_SIZE - 1)) {
+        void *real = atomic_load_explicit(&drv_idx[i].real, memory_order_relaxed);
+        if (!real)
+            break;
+        if (real == fn) {
+            hook = atomic_load_explicit(&drv_idx[i].hook, memory_order_relaxed);
+            break;
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&drv_idx_seq, memory_order_relaxed) != seq)
+        return -2;
+    /* the table is only a hint: the hook's real function is checked against fn itself */
+    if (hook >= 0 && atomic_load_explicit(&cg_real[CG_SLOT_DRV][hook], memory_order_acquire) != fn)
+        return -2;
+    return hook;
+}
+
 static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
 {
     (void)symbol;
@@ -316,6 +395,13 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
     if (!fn || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return fn;
     bool resolved = atomic_load_explicit(&drv_resolved, memory_order_acquire);
+    if (resolved) {
+        int h = drv_idx_find(fn);
+        if (h >= 0)
+            return cg_entry[CG_SLOT_DRV][h];
+        if (h == -1)
+            return fn;
+    }
     for (int h = 0; h < CG_NHOOKS; h++) {
         if (cg_hooks[h].family != CG_FAM_DRV)
             continue;
@@ -329,6 +415,7 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
     /* libcuda was loaded (it answered): its names are all known now */
     if (!resolved)
         atomic_store_explicit(&drv_resolved, true, memory_order_release);
+    drv_idx_rebuild();
     return fn;
 }
 

@@ -106,6 +106,8 @@ void *cg_resolve_plt(int slot, int hook)
         void *expected = NULL;
         if (!atomic_compare_exchange_strong(&cg_real[slot][hook], &expected, p))
             p = expected;
+        else
+            atomic_fetch_add(&cg_real_gen, 1);
     }
     return p;
 }
