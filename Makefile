@@ -11,7 +11,7 @@ ifeq ($(origin LTO),undefined)
 LTO := $(shell echo 'int main(void){return 0;}' | $(CC) -flto=auto -x c - -o /dev/null >/dev/null 2>&1 && echo -flto=auto)
 endif
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(CWARN)
+override CFLAGS += -std=c11 -D_GNU_SOURCE $(CWARN)
 SHIM_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
                -ftls-model=initial-exec $(LTO) -DCONVGUARD_VERSION='"$(VERSION)"'
 SHIM_SRC := $(wildcard shim/*.c)
