@@ -2,6 +2,9 @@
 graph section; no jq on the GPU machine):
    python3 tests/gpu/graph_summary.py TRACE_DIR"""
 import json, sys, glob, collections
+import os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracelib
 
 def short_ops(ops):
     out = []
@@ -15,18 +18,10 @@ def short_ops(ops):
 def mib(b):
     return "null" if b is None else "%.1fMiB" % (b / 2**20)
 
-for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
-    evs = []
-    for line in open(f, errors="replace"):
-        try:
-            evs.append(json.loads(line))
-        except ValueError:
-            pass
-    if not evs:
-        continue
+for fname, evs in tracelib.traces(sys.argv[1]):
     kinds = collections.Counter(e.get("ev") for e in evs)
     graphish = {k: v for k, v in kinds.items() if k.startswith("graph") or k == "call_failed"}
-    print("== %s  argv=%s" % (f.split("/")[-1], " ".join(evs[0].get("argv", []))[:90]))
+    print("== %s  argv=%s" % (fname, " ".join(evs[0].get("argv", []))[:90]))
     print("  events: %d lines; graph-layer events %s" % (len(evs), json.dumps(graphish, sort_keys=True)))
     for e in evs:
         k = e.get("ev")

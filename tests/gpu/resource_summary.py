@@ -4,6 +4,10 @@ every algorithm's workspace against the free bytes, failed allocations with
 route, size, free bytes and holders, and the exit's gpu_mem.
 Used by tests/gpu/run.sh (section resource)."""
 import glob
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracelib
 import json
 import sys
 
@@ -24,16 +28,8 @@ def holders(e):
                                                          " (self)" if x.get("self") else "") for x in h) or "none")
 
 
-for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
-    evs = []
-    for line in open(f, errors="replace"):
-        try:
-            evs.append(json.loads(line))
-        except ValueError:
-            pass
-    if not evs:
-        continue
-    print("== %s  %s" % (f.split("/")[-1], " ".join(evs[0].get("argv", []))[:90]))
+for fname, evs in tracelib.traces(sys.argv[1]):
+    print("== %s  %s" % (fname, " ".join(evs[0].get("argv", []))[:90]))
     shown_alloc = 0
     for e in evs:
         k = e.get("ev")

@@ -23,6 +23,17 @@ J=""
 make -s $J build/convguard >/dev/null 2>&1 || echo "note: the convguard CLI did not build here"
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 
+# The folders of the Python wheels' cuDNN 9 and cudart (what torch and jax map),
+# for the C examples, which would otherwise get the system's copy.
+wheel_libs() {
+    $PY -c 'import glob, os, site
+d = []
+for sp in site.getsitepackages() + [site.getusersitepackages()]:
+    for p in ("nvidia/*/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13", "nvidia/*/lib/libcudart.so.12"):
+        d += [os.path.dirname(f) for f in glob.glob(os.path.join(sp, p)) if os.path.dirname(f) not in d]
+print(":".join(d))' 2>/dev/null
+}
+
 same_maps() { # name cmd...: maps with and without the shim must be identical
     local name=$1; shift
     # The first run on a fresh machine JIT-compiles PTX into the driver's
@@ -65,12 +76,7 @@ for s in $sections; do
         echo "== resource: cuDNN handle, legacy algorithm lookup and GPU memory, alone and under pressure"
         make -s examples >/dev/null 2>&1 || make examples || { echo "examples: build failed"; continue; }
         # the wheel's cuDNN 9 and cudart (what torch and jax map), for the TensorFlow-like example
-        WHEEL_LIBS=$($PY -c 'import glob, os, site
-d = []
-for sp in site.getsitepackages() + [site.getusersitepackages()]:
-    for p in ("nvidia/*/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13", "nvidia/*/lib/libcudart.so.12"):
-        d += [os.path.dirname(f) for f in glob.glob(os.path.join(sp, p)) if os.path.dirname(f) not in d]
-print(":".join(d))' 2>/dev/null)
+        WHEEL_LIBS=$(wheel_libs)
         echo "   wheel libraries: ${WHEEL_LIBS:-none found, the search order decides}"
         EXLP=${WHEEL_LIBS:+$WHEEL_LIBS:}${LD_LIBRARY_PATH:-}
         LEAVE=${LEAVE_MIB:-300}
@@ -115,12 +121,7 @@ print(":".join(d))' 2>/dev/null)
         # run did not fail, so there was nothing to rescue: try other LEAVE_*/shape settings).
         echo "== fallback: rescuing runs with a smaller workspace or reserved headroom"
         make -s examples >/dev/null 2>&1 || make examples || { echo "FAIL fallback: examples did not build"; continue; }
-        WHEEL_LIBS=$($PY -c 'import glob, os, site
-d = []
-for sp in site.getsitepackages() + [site.getusersitepackages()]:
-    for p in ("nvidia/*/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13", "nvidia/*/lib/libcudart.so.12"):
-        d += [os.path.dirname(f) for f in glob.glob(os.path.join(sp, p)) if os.path.dirname(f) not in d]
-print(":".join(d))' 2>/dev/null)
+        WHEEL_LIBS=$(wheel_libs)
         EXLP=${WHEEL_LIBS:+$WHEEL_LIBS:}${LD_LIBRARY_PATH:-}
         FBT=${FB_TIMEOUT:-300}
         fb_hog() { # LEAVE_MIB: start the hog, wait until it holds the memory
@@ -387,7 +388,7 @@ PYEOF
             HOG=$!
             for i in $(seq 1 120); do grep -q '^holding' "$OUT/hog_html.log" 2>/dev/null && break; sleep 1; done
             rm -rf "$OUT/html_traces"
-            WL=$($PY -c 'import glob,os,site; print(":".join(sorted({os.path.dirname(f) for sp in site.getsitepackages() for f in glob.glob(sp+"/nvidia/*/lib/libcud*.so.*")})))' 2>/dev/null)
+            WL=$(wheel_libs)
             env LD_LIBRARY_PATH=$WL${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} build/convguard run --dir "$OUT/html_traces" -- build/examples/conv_tflike > "$OUT/html_run.log" 2>&1
             kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
             build/convguard report --html "$OUT/pressure.html" "$OUT/html_traces" > /dev/null 2>&1

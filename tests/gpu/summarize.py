@@ -1,17 +1,12 @@
 """Prints what a trace directory says: libraries (path, version), calls per
 hook, failures and verdicts. Used by tests/gpu/run.sh (no jq needed)."""
 import json, sys, glob, collections
-for f in sorted(glob.glob(sys.argv[1] + "/*.jsonl")):
-    evs = []
-    for line in open(f, errors="replace"):
-        try:
-            evs.append(json.loads(line))
-        except ValueError:
-            pass
-    if not evs:
-        continue
+import os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tracelib
+for fname, evs in tracelib.traces(sys.argv[1]):
     start = evs[0]
-    print("== %s  argv=%s" % (f.split("/")[-1], " ".join(start.get("argv", []))[:100]))
+    print("== %s  argv=%s" % (fname, " ".join(start.get("argv", []))[:100]))
     for e in evs:
         k = e.get("ev")
         if k == "lib":
