@@ -264,11 +264,22 @@ static const char *status_name(int hook, int status)
     return cg_hooks[hook].family == CG_FAM_CUDART ? cg_cuda_error_name(status) : cg_cu_result_name(status);
 }
 
+/* PyTorch's expandable segments ask cuMemCreate for a shareable handle type
+ * (fabric, POSIX fd) and fall back when the driver says it is not permitted
+ * or not supported (seen on the H200: CUDA_ERROR_NOT_PERMITTED, then success).
+ * Such an answer is a probe: written, but not counted as the run's failure. */
+static bool capability_probe(int hook, int status)
+{
+    return hook == CG_H_cuMemCreate && (status == 800 /* NOT_PERMITTED */ || status == 801 /* NOT_SUPPORTED */);
+}
+
 static void alloc_failed(int hook, const void *caller, size_t bytes, int status, int inner)
 {
     int saved = errno;
     atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
-    cg_note_failure();
+    bool probe = capability_probe(hook, status);
+    if (!probe)
+        cg_note_failure();
     uint64_t nth = atomic_fetch_add(&failures, 1);
     uint64_t allocs_then = atomic_load(&allocs);
     bool write = nth < MAX_FAILURE_EVENTS;
@@ -286,6 +297,8 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_ev_u64(&e, "bytes", bytes);
         cg_ev_i64(&e, "status", status);
         cg_ev_str(&e, "status_name", status_name(hook, status));
+        if (probe)
+            cg_ev_bool(&e, "capability_probe", true);
         if (inner) {
             cg_ev_i64(&e, "driver_status", inner);
             cg_ev_str(&e, "driver_status_name", cg_cu_result_name(inner));

@@ -14,6 +14,7 @@
  *                            CUDA_ERROR_NOT_INITIALIZED (3).  Read at cuInit.
  *   CGTEST_GPU_TOTAL_MB      device memory in MiB (default 1024).
  *   CGTEST_GPU_HELD_MB       MiB held by "another process" (default 0).
+ *   CGTEST_MEMCREATE_DENY    the first N cuMemCreate calls return CUDA_ERROR_NOT_PERMITTED (800).
  *   CGTEST_CTX_MB            MiB the primary context needs (default 0); less free:
  *                            cuDevicePrimaryCtxRetain fails CUDA_ERROR_OUT_OF_MEMORY.
  *   CGTEST_HOLDER_PID        that process's pid (default 4242), for
@@ -305,6 +306,11 @@ API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     NEED_INIT();
     if (!handle || !prop || flags)
         return CUDA_ERROR_INVALID_VALUE;
+    /* CGTEST_MEMCREATE_DENY=N: the first N calls are refused the way a driver
+     * refuses a shareable handle type PyTorch's expandable segments ask for */
+    static int denied;
+    if (__atomic_fetch_add(&denied, 1, __ATOMIC_RELAXED) < (int)env_num("CGTEST_MEMCREATE_DENY", 0))
+        return 800; /* CUDA_ERROR_NOT_PERMITTED */
     if ((r = mem_alloc(&p, size)) == CUDA_SUCCESS)
         *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
     return r;

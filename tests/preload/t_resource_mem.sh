@@ -56,6 +56,19 @@ check "entry: cuMemCreate from cuGetProcAddress_v2: route entry_point" jqt "$T" 
     | length == 1 and .[0].route == "entry_point"'
 check "entry: exit gpu_mem" jqt "$T" '.[-1].gpu_mem | .live == 1048576 and .allocs == 3 and .frees == 2'
 
+# PyTorch's expandable segments probe cuMemCreate for shareable handles and fall back when
+# refused (CUDA_ERROR_NOT_PERMITTED): written, marked, not counted as the run's failure
+CGTEST_MEMCREATE_DENY=1 "$C" dlsym >"$WORK/probe.plain" 2>&1
+mkdir -p "$WORK/probe"
+CGTEST_MEMCREATE_DENY=1 CONVGUARD_DIR="$WORK/probe" LD_PRELOAD="$SHIM" "$C" dlsym >"$WORK/probe.shim" 2>&1
+check "probe: output the same with and without the shim" diff "$WORK/probe.plain" "$WORK/probe.shim"
+T=$(trace_of "$WORK/probe")
+check "probe: the refused cuMemCreate is written and marked a capability probe" jqt "$T" "$(F cuMemCreate)"'
+    | length == 1 and .[0].status == 800 and .[0].status_name == "CUDA_ERROR_NOT_PERMITTED" and .[0].capability_probe'
+check "probe: not counted among the run's failures (the 2 GiB cuMemAlloc_v2 and the bad free are)" jqt "$T" '
+    .[-1].failures == ([.[] | select((.ev=="alloc_failed" and (.capability_probe|not)) or .ev=="call_failed")] | length)
+      and .[-1].failures == 2'
+
 # the pointer table under churn: 60000 allocations, 4096 alive at a time
 same churn
 read -r blocks left < <(sed -n 's/^churn: 0 failures, \([0-9]*\) blocks of \([0-9]*\) bytes still allocated$/\1 \2/p' "$WORK/churn.plain")
