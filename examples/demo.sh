@@ -18,10 +18,15 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -
     exec "$B/convguard" smoke
 fi
 echo "== no GPU here: replaying the classic failure on test doubles (not NVIDIA's libraries)"
-echo "   simulated GPU: 1024 MiB, of which 1020 MiB are held by another process (pid 4242)"
+# "another process": a real one, so that the report can name it as nvidia-smi would
+sleep 300 &
+HOLDER=$!
+trap 'kill $HOLDER 2>/dev/null' EXIT
+echo "   simulated GPU: 1024 MiB, of which 1020 MiB are held by another process (pid $HOLDER, 'sleep')"
 echo "   program: a TensorFlow-like client: dlopen(libcudnn.so.9) + dlsym, cudnnCreate, a convolution"
 echo
-env LD_LIBRARY_PATH=$D/cudnn9:$D/cudart:$D/cuda CGTEST_GPU_TOTAL_MB=1024 CGTEST_GPU_HELD_MB=1020 \
+env LD_LIBRARY_PATH=$D/cudnn9:$D/cudart:$D/cuda:$D/nvml CGTEST_GPU_TOTAL_MB=1024 CGTEST_GPU_HELD_MB=1020 \
+    CGTEST_HOLDER_PID=$HOLDER \
     "$B/convguard" run --dir "$OUT" -- "$B/clients/client_tflike" > "$OUT/program.out" 2>&1
 rc=$?
 echo "== the program's own view (first lines):"
