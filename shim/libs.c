@@ -251,6 +251,19 @@ static struct probe *probe_find(const char *stem)
     return NULL;
 }
 
+/* The fields every `dlopen` event starts with. */
+static void dlopen_event(struct cg_ev *e, char *b, size_t cap, const char *file, int flags, const void *caller,
+                         bool ok)
+{
+    char fl[96];
+    flags_str(flags, fl, sizeof fl);
+    cg_ev_begin(e, b, cap, "dlopen");
+    cg_ev_str(e, "name", file);
+    cg_ev_str(e, "flags", fl);
+    caller_str(caller, e);
+    cg_ev_bool(e, "ok", ok);
+}
+
 static int count_new_cb(const struct cg_obj *o, void *p)
 {
     *(int *)p += unseen_traced(o);
@@ -260,8 +273,7 @@ static int count_new_cb(const struct cg_obj *o, void *p)
 void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name)
 {
     struct link_map *lm = handle;
-    char fl[96], stem[96];
-    flags_str(flags, fl, sizeof fl);
+    char stem[96];
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
     const char *path = lm && lm->l_name && lm->l_name[0] ? lm->l_name : NULL;
@@ -275,11 +287,7 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     if ((traced_name && !repeat) || fresh) {
         char b[4096];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "dlopen");
-        cg_ev_str(&e, "name", file);
-        cg_ev_str(&e, "flags", fl);
-        caller_str(caller, &e);
-        cg_ev_bool(&e, "ok", true);
+        dlopen_event(&e, b, sizeof b, file, flags, caller, true);
         cg_ev_str(&e, "path", path);
         if (p) {
             cg_ev_open(&e, "benign_probes", '[');
@@ -296,8 +304,7 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
 
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err)
 {
-    char fl[96], stem[96];
-    flags_str(flags, fl, sizeof fl);
+    char stem[96];
     cg_lib_stem(file, stem, sizeof stem);
     pthread_mutex_lock(&lock);
     bool written = false;
@@ -305,11 +312,7 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
     if (!seen_before(file, false, err)) {
         char b[CG_EV_BUF];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "dlopen");
-        cg_ev_str(&e, "name", file);
-        cg_ev_str(&e, "flags", fl);
-        caller_str(caller, &e);
-        cg_ev_bool(&e, "ok", false);
+        dlopen_event(&e, b, sizeof b, file, flags, caller, false);
         cg_ev_str(&e, "error", err);
         cg_ev_str(&e, "stem", stem);
         /* cuDNN probes .so.9.19.0 and .so.9.19 before .so.9: a miss of a
