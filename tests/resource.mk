@@ -6,7 +6,7 @@ CGT_NVML := $(BUILD)/doubles/nvml/libnvidia-ml.so.1
 CGT_MEMROUTES := $(BUILD)/clients/client_memroutes
 TEST_DEPS += $(CGT_NVML) $(CGT_MEMROUTES)
 
-$(CGT_NVML): tests/doubles/libnvml_double.c shim/cudefs.h
+$(CGT_NVML): tests/doubles/libnvml_double.c shim/cudefs.h tests/doubles/cgtest_env.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC -Ishim -shared -fvisibility=hidden \
 	      -Wl,-soname,libnvidia-ml.so.1 -o $@ $<

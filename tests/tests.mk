@@ -15,7 +15,7 @@ CGT_D      := $(BUILD)/doubles
 CGT_C      := $(BUILD)/clients
 CGT_TD     := tests/doubles
 CGT_TC     := tests/clients
-CGT_HDR    := shim/cudefs.h $(CGT_TD)/cuda_double.h $(CGT_TD)/cudnn_double.h
+CGT_HDR    := shim/cudefs.h $(CGT_TD)/cuda_double.h $(CGT_TD)/cudnn_double.h $(CGT_TD)/cgtest_env.h
 CGT_CUDNN_HDR := $(CGT_HDR) $(CGT_TD)/cudnn_int.h
 # RUNPATH $ORIGIN, as the real cuDNN libraries have
 CGT_ORIGIN := -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags

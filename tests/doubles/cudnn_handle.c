@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cudnn_int.h"
+#include "cgtest_env.h"
 
 static __thread char last_error[256];
 
@@ -41,17 +42,7 @@ API cudnnStatus_t cgtestCudnnFail(cudnnStatus_t st, const char *fmt, ...)
     return st;
 }
 
-API size_t cgtestCudnnEnvNum(const char *name, size_t dflt)
-{
-    const char *s = getenv(name);
-    char *end;
-    unsigned long long v;
-
-    if (!s || !*s)
-        return dflt;
-    v = strtoull(s, &end, 10);
-    return *end ? dflt : (size_t)v;
-}
+API size_t cgtestCudnnEnvNum(const char *name, size_t dflt) { return (size_t)cgtest_env_num(name, dflt); }
 
 /* ---- the driver, reached the way cuDNN's static cudart reaches it */
 static struct {

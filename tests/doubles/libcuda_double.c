@@ -33,21 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_double.h"
+#include "cgtest_env.h"
 
 #define API __attribute__((visibility("default")))
 #define MiB ((size_t)1 << 20)
-
-static size_t env_num(const char *name, size_t dflt)
-{
-    const char *s = getenv(name);
-    char *end;
-    unsigned long long v;
-
-    if (!s || !*s)
-        return dflt;
-    v = strtoull(s, &end, 10);
-    return *end ? dflt : (size_t)v;
-}
 
 /* ---- initialisation and context */
 enum { UNINIT, READY, FAILED };
@@ -64,7 +53,7 @@ API CUresult cuInit(unsigned int flags)
     if (flags)
         return CUDA_ERROR_INVALID_VALUE;
     if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY)
-        __atomic_store_n(&state, env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY, __ATOMIC_RELEASE);
+        __atomic_store_n(&state, cgtest_env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY, __ATOMIC_RELEASE);
     return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
@@ -73,7 +62,7 @@ API CUresult cuDriverGetVersion(int *version)
 {
     if (!version)
         return CUDA_ERROR_INVALID_VALUE;
-    *version = (int)env_num("CGTEST_DRIVER_VERSION", 13000);
+    *version = (int)cgtest_env_num("CGTEST_DRIVER_VERSION", 13000);
     return CUDA_SUCCESS;
 }
 
@@ -132,7 +121,7 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     /* CGTEST_CTX_MB: what creating the context needs (the real one takes a
      * few hundred MiB); with less free, creation fails as on a full GPU */
-    if (!__atomic_load_n(&primary.refs, __ATOMIC_RELAXED) && env_num("CGTEST_CTX_MB", 0) * MiB > sim_free_bytes())
+    if (!__atomic_load_n(&primary.refs, __ATOMIC_RELAXED) && cgtest_env_num("CGTEST_CTX_MB", 0) * MiB > sim_free_bytes())
         return CUDA_ERROR_OUT_OF_MEMORY;
     __atomic_add_fetch(&primary.refs, 1, __ATOMIC_RELAXED);
     *ctx = &primary;
@@ -177,11 +166,11 @@ __attribute__((constructor)) static void mem_lock_atfork(void) { pthread_atfork(
 static struct blk *blocks;
 static size_t live;
 
-static size_t total_bytes(void) { return env_num("CGTEST_GPU_TOTAL_MB", 1024) * MiB; }
+static size_t total_bytes(void) { return cgtest_env_num("CGTEST_GPU_TOTAL_MB", 1024) * MiB; }
 
 static size_t free_bytes_locked(void)
 {
-    size_t used = env_num("CGTEST_GPU_HELD_MB", 0) * MiB + live;
+    size_t used = cgtest_env_num("CGTEST_GPU_HELD_MB", 0) * MiB + live;
     size_t total = total_bytes();
     return used >= total ? 0 : total - used;
 }
@@ -309,7 +298,7 @@ API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     /* CGTEST_MEMCREATE_DENY=N: the first N calls are refused the way a driver
      * refuses a shareable handle type PyTorch's expandable segments ask for */
     static int denied;
-    if (__atomic_fetch_add(&denied, 1, __ATOMIC_RELAXED) < (int)env_num("CGTEST_MEMCREATE_DENY", 0))
+    if (__atomic_fetch_add(&denied, 1, __ATOMIC_RELAXED) < (int)cgtest_env_num("CGTEST_MEMCREATE_DENY", 0))
         return 800; /* CUDA_ERROR_NOT_PERMITTED */
     if ((r = mem_alloc(&p, size)) == CUDA_SUCCESS)
         *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
@@ -347,9 +336,9 @@ API size_t cgtestGpuLiveBytes(void)
 API void cgtestGpuHolder(unsigned int *pid, size_t *bytes)
 {
     if (pid)
-        *pid = (unsigned int)env_num("CGTEST_HOLDER_PID", 4242);
+        *pid = (unsigned int)cgtest_env_num("CGTEST_HOLDER_PID", 4242);
     if (bytes)
-        *bytes = env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
+        *bytes = cgtest_env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
 }
 
 /* ---- entry points.  Base name -> function, as the real driver's table:
@@ -395,7 +384,7 @@ API CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, cuu
 
     if (!symbol || !fn)
         return CUDA_ERROR_INVALID_VALUE;
-    if (version > (int)env_num("CGTEST_DRIVER_VERSION", 13000))
+    if (version > (int)cgtest_env_num("CGTEST_DRIVER_VERSION", 13000))
         return CUDA_ERROR_INVALID_VALUE;
     for (i = 0; i < sizeof procs / sizeof procs[0]; i++) {
         if (strcmp(procs[i].base, symbol))

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cudefs.h"
+#include "cgtest_env.h"
 
 #define API __attribute__((visibility("default")))
 #define MiB (1ull << 20)
@@ -27,18 +28,6 @@
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_DRIVER_NOT_LOADED 9
 
-static unsigned long long env_num(const char *name, unsigned long long dflt)
-{
-    const char *s = getenv(name);
-    char *end;
-    unsigned long long v;
-
-    if (!s || !*s)
-        return dflt;
-    v = strtoull(s, &end, 10);
-    return *end ? dflt : v;
-}
-
 static int inited;
 struct nvmlDevice_st { int index; };
 static struct nvmlDevice_st dev0;
@@ -47,7 +36,7 @@ static struct nvmlDevice_st dev0;
 
 API nvmlReturn_t nvmlInit_v2(void)
 {
-    if (env_num("CGTEST_NVML_FAIL", 0))
+    if (cgtest_env_num("CGTEST_NVML_FAIL", 0))
         return NVML_ERROR_DRIVER_NOT_LOADED;
     inited++;
     return NVML_SUCCESS;
@@ -110,8 +99,8 @@ API nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *dev)
 
 API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m)
 {
-    unsigned long long total = env_num("CGTEST_GPU_TOTAL_MB", 1024) * MiB;
-    unsigned long long held = env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
+    unsigned long long total = cgtest_env_num("CGTEST_GPU_TOTAL_MB", 1024) * MiB;
+    unsigned long long held = cgtest_env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
 
     NEED_INIT();
     if (dev != &dev0 || !m)
@@ -125,7 +114,7 @@ API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m)
 API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsigned *count,
                                                          nvmlProcessInfo_t *infos)
 {
-    unsigned long long held = env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
+    unsigned long long held = cgtest_env_num("CGTEST_GPU_HELD_MB", 0) * MiB;
     unsigned need = held ? 1 : 0;
 
     NEED_INIT();
@@ -140,7 +129,7 @@ API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t dev, unsig
         if (!infos)
             return NVML_ERROR_INVALID_ARGUMENT;
         memset(&infos[0], 0, sizeof infos[0]);
-        infos[0].pid = (unsigned)env_num("CGTEST_HOLDER_PID", 4242);
+        infos[0].pid = (unsigned)cgtest_env_num("CGTEST_HOLDER_PID", 4242);
         infos[0].usedGpuMemory = held;
         infos[0].gpuInstanceId = 0xFFFFFFFFu;
         infos[0].computeInstanceId = 0xFFFFFFFFu;
