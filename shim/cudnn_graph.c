@@ -360,22 +360,34 @@ cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, 
 }
 
 /* Execute, PopulateCudaGraph, UpdateCudaGraph: a plan runs (or is recorded
- * into a CUDA graph that will run it). */
-static inline cudnnStatus_t plan_ran(int hook, const void *real, cudnnStatus_t r, cudnnBackendDescriptor_t plan,
-                                     cudnnBackendDescriptor_t vpack)
+ * into a CUDA graph that will run it).  The success path is the lookup and
+ * one atomic add, whose old value says whether this is the plan's first
+ * execution (graph_plan, written once: gx_first_exec); a failure is out of line. */
+static __attribute__((noinline, cold)) cudnnStatus_t plan_failed(int hook, const void *real, cudnnStatus_t r,
+                                                                cudnnBackendDescriptor_t plan,
+                                                                cudnnBackendDescriptor_t vpack)
 {
     struct gt_ent *e = gt_find((uintptr_t)plan);
     if (e && e->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
         e = NULL;
-    if (CG_LIKELY(r == 0)) {
-        if (e) {
-            atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed);
-            if (CG_UNLIKELY(!atomic_load_explicit(&e->u.plan.first_done, memory_order_relaxed)))
-                gx_first_exec(cg_cudnn_slot_of(hook, real), hook, e);
-        }
-        return r;
-    }
     gx_exec_failed(cg_cudnn_slot_of(hook, real), real, hook, e, gt_find((uintptr_t)vpack), r);
+    return r;
+}
+
+static __attribute__((noinline, cold)) void plan_first(int hook, const void *real, struct gt_ent *e)
+{
+    gx_first_exec(cg_cudnn_slot_of(hook, real), hook, e);
+}
+
+static inline cudnnStatus_t plan_ran(int hook, const void *real, cudnnStatus_t r, cudnnBackendDescriptor_t plan,
+                                     cudnnBackendDescriptor_t vpack)
+{
+    if (CG_UNLIKELY(r != 0))
+        return plan_failed(hook, real, r, plan, vpack);
+    struct gt_ent *e = gt_find((uintptr_t)plan);
+    if (e && e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
+        CG_UNLIKELY(atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed) == 0))
+        plan_first(hook, real, e);
     return r;
 }
 

@@ -127,20 +127,20 @@ static inline uint32_t gt_slot_of(uintptr_t key)
 {
     return (uint32_t)(((uint64_t)(key >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - GT_BITS));
 }
+/* Past the first probe (out of line: the first probe finds nearly every key). */
+struct gt_ent *gt_find_more(uintptr_t desc, uint32_t s);
 static inline struct gt_ent *gt_find(uintptr_t desc)
 {
     if (!desc)
         return NULL;
     uint32_t s = gt_slot_of(desc);
-    for (uint32_t i = 0; i < GT_PROBE; i++) {
-        struct gt_ent *e = &gt_table[(s + i) & (GT_SIZE - 1)];
-        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
-        if (k == desc)
-            return e;
-        if (k == GT_EMPTY)
-            return NULL;
-    }
-    return NULL;
+    struct gt_ent *e = &gt_table[s];
+    uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+    if (CG_LIKELY(k == desc))
+        return e;
+    if (k == GT_EMPTY)
+        return NULL;
+    return gt_find_more(desc, s);
 }
 /* The entry a link points to, NULL when that descriptor is gone. */
 struct gt_ent *gt_follow(const struct gt_link *l);

@@ -121,6 +121,19 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
     return NULL;
 }
 
+struct gt_ent *gt_find_more(uintptr_t desc, uint32_t s)
+{
+    for (uint32_t i = 1; i < GT_PROBE; i++) {
+        struct gt_ent *e = &gt_table[(s + i) & (GT_SIZE - 1)];
+        uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
+        if (k == desc)
+            return e;
+        if (k == GT_EMPTY)
+            return NULL;
+    }
+    return NULL;
+}
+
 void gt_remove(struct gt_ent *e)
 {
     atomic_store_explicit(&e->id, 0, memory_order_relaxed);

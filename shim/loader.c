@@ -174,16 +174,20 @@ static int hook_by_name(const char *name)
 static uint64_t len_last[FILTER_LEN][4]; /* bit (last char) per length */
 static atomic_bool filter_ready;
 
-static bool maybe_hooked(const char *name)
+static __attribute__((noinline, cold)) void filter_fill(void)
 {
-    if (CG_UNLIKELY(!atomic_load_explicit(&filter_ready, memory_order_acquire))) {
-        for (int h = 0; h < CG_NHOOKS; h++) {
-            size_t n = strlen(cg_hooks[h].name);
-            unsigned char c = (unsigned char)cg_hooks[h].name[n - 1];
-            __atomic_fetch_or(&len_last[n < FILTER_LEN ? n : 0][c >> 6], 1ull << (c & 63), __ATOMIC_RELAXED);
-        }
-        atomic_store_explicit(&filter_ready, true, memory_order_release);
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        size_t n = strlen(cg_hooks[h].name);
+        unsigned char c = (unsigned char)cg_hooks[h].name[n - 1];
+        __atomic_fetch_or(&len_last[n < FILTER_LEN ? n : 0][c >> 6], 1ull << (c & 63), __ATOMIC_RELAXED);
     }
+    atomic_store_explicit(&filter_ready, true, memory_order_release);
+}
+
+static inline bool maybe_hooked(const char *name)
+{
+    if (CG_UNLIKELY(!atomic_load_explicit(&filter_ready, memory_order_acquire)))
+        filter_fill();
     size_t n = strlen(name);
     unsigned char c = (unsigned char)name[n - 1];
     return n < FILTER_LEN && (len_last[n][c >> 6] >> (c & 63) & 1);
@@ -267,11 +271,26 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     return w;
 }
 
-CG_EXPORT void *dlsym(void *handle, const char *name)
+/* A "cu*" name that dlsym found: is it one we hand out an entry for?
+ * The filter first, without a frame; the rest out of line. */
+static __attribute__((noinline)) void *dlsym_hooked(void *handle, const char *name, void *r, const void *caller)
 {
-    const void *caller = __builtin_return_address(0);
-    LAUNDER(name);
-    pending_clear();
+    int saved = errno;
+    r = after_sym(handle, name, NULL, r, caller);
+    errno = saved;
+    return r;
+}
+
+static __attribute__((noinline)) void *dlsym_cu(void *handle, const char *name, void *r, const void *caller)
+{
+    if (name[1] != 'u' || !maybe_hooked(name))
+        return r;
+    return dlsym_hooked(handle, name, r, caller);
+}
+
+/* RTLD_DEFAULT / RTLD_NEXT (answered as the caller), and the first call. */
+static __attribute__((noinline)) void *dlsym_slow(void *handle, const char *name, const void *caller)
+{
     if (!cg_real_dl_init())
         return NULL;
     void *r;
@@ -279,13 +298,26 @@ CG_EXPORT void *dlsym(void *handle, const char *name)
         r = cg_call_as(caller, (void *)cg_dl.dlsym, handle, (void *)name, NULL);
     else
         r = cg_dl.dlsym(handle, name);
-    /* every hooked name starts with "cu"; most "cu*" names are not hooked */
-    if (!r || !name || name[0] != 'c' || name[1] != 'u' || !maybe_hooked(name))
+    if (!r || !name || name[0] != 'c')
         return r;
-    int saved = errno;
-    r = after_sym(handle, name, NULL, r, caller);
-    errno = saved;
-    return r;
+    return dlsym_cu(handle, name, r, caller);
+}
+
+/* The fast path (a handle from dlopen, a name that is not "c*": most
+ * lookups) keeps only the handle and the name across the real call; the
+ * caller is read from the stack only by the paths that need it. */
+CG_EXPORT void *dlsym(void *handle, const char *name)
+{
+    LAUNDER(name);
+    pending_clear();
+    void *(*real)(void *, const char *) = cg_dl.dlsym;
+    if (CG_UNLIKELY(!real || handle == RTLD_DEFAULT || handle == RTLD_NEXT))
+        return dlsym_slow(handle, name, __builtin_return_address(0));
+    void *r = real(handle, name);
+    /* every hooked name starts with "cu"; most "cu*" names are not hooked */
+    if (!r || !name || name[0] != 'c')
+        return r;
+    return dlsym_cu(handle, name, r, __builtin_return_address(0));
 }
 
 CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
