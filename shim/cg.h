@@ -71,7 +71,10 @@ struct cg_slot_info {
 };
 extern const struct cg_slot_info cg_slots[CG_NSLOTS];
 
-/* cg_real[s][h]: the real function of hook h in slot s, NULL until known. */
+/* cg_real[s][h]: the real function of hook h in slot s, NULL until known.
+ * Filled only while tracing (cg.traced; real.c keeps what it resolves before
+ * that apart, and cg_real_promote moves it here when tracing starts), so a
+ * non-NULL pointer also says "tracing": the entries test one load. */
 extern _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
 /* Bumped after every change of cg_real (loader.c's driver address index is rebuilt from it). */
 extern _Atomic uint32_t cg_real_gen;
@@ -222,6 +225,8 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
 /* Resolves the real function of (slot, hook) for a call that reached our
  * exported definition through a PLT. */
 void *cg_resolve_plt(int slot, int hook);
+/* Tracing has just started: what cg_resolve_plt found before goes into cg_real. */
+void cg_real_promote(void);
 /* Is this caller one of the traced CUDA-family libraries? family or -1 */
 int cg_caller_family(const void *caller);
 

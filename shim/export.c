@@ -45,12 +45,13 @@ struct cg_counter cg_count[CG_NHOOKS];
 /* The entry's fast path: a load, a test, a counter, a forward.  Everything
  * else is kept out of line, in a cold function: resolving the real function
  * (first call through a PLT) and forwarding untouched while the shim is not
- * tracing (the counter still counts), so the fast path has one branch.  The
- * caller is the entry's return address, passed as a plain argument. */
+ * tracing (the counter still counts), so the fast path has one branch: cg_real
+ * is filled only while tracing (real.c), so a real function known is also
+ * "tracing".  The caller is the entry's return address, a plain argument. */
 #define CG_ENTRY_BODY(slot, fam, ret, name, args, self)                                                       \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
-        if (CG_UNLIKELY(!real || !atomic_load_explicit(&cg.traced, memory_order_relaxed)))                    \
+        if (CG_UNLIKELY(!real))                                                                                \
             return cg_slow_##self args;                                                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                                \

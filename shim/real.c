@@ -93,8 +93,17 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
 }
 #endif
 
+/* Real functions resolved while not tracing (before start, or inert): the
+ * entries must not see them in cg_real, or they would trace. */
+static _Atomic(void *) real_untraced[CG_NSLOTS][CG_NHOOKS];
+
 void *cg_resolve_plt(int slot, int hook)
 {
+    bool traced = atomic_load(&cg.traced);
+    _Atomic(void *) *cell = traced ? &cg_real[slot][hook] : &real_untraced[slot][hook];
+    void *known = atomic_load(cell);
+    if (known)
+        return known;
     struct dl_find f = {.soname = cg_slots[slot].soname};
     cg_elf_each_obj(by_soname, &f);
     if (!f.found)
@@ -104,12 +113,22 @@ void *cg_resolve_plt(int slot, int hook)
         p = cg_elf_sym(&f.obj, cg_hooks[hook].name, NULL);
     if (p) {
         void *expected = NULL;
-        if (!atomic_compare_exchange_strong(&cg_real[slot][hook], &expected, p))
+        if (!atomic_compare_exchange_strong(cell, &expected, p))
             p = expected;
-        else
+        else if (traced)
             atomic_fetch_add(&cg_real_gen, 1);
     }
     return p;
+}
+
+void cg_real_promote(void)
+{
+    for (int s = 0; s < CG_NSLOTS; s++)
+        for (int h = 0; h < CG_NHOOKS; h++) {
+            void *p = atomic_load(&real_untraced[s][h]), *expected = NULL;
+            if (p && atomic_compare_exchange_strong(&cg_real[s][h], &expected, p))
+                atomic_fetch_add(&cg_real_gen, 1);
+        }
 }
 
 int cg_caller_family(const void *caller)

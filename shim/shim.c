@@ -236,6 +236,7 @@ void cg_shim_init(void)
     }
     cg_libs_init();
     atomic_store(&cg.traced, true);
+    cg_real_promote();
     cg_crash_install();
     start_event(0);
     pthread_atfork(NULL, NULL, after_fork_child);
