@@ -50,10 +50,10 @@ static inline uint32_t hash(uintptr_t k)
 }
 
 /* Claims a slot for k.  One compare-and-swap on the key (two threads may
- * want the same empty slot); the size is written after it, by the owner. */
-static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
+ * want the same empty slot); the size is written after it, by the owner.
+ * The first probe inline (it nearly always claims), the rest out of line. */
+static __attribute__((noinline)) bool table_put_more(struct slot *t, uintptr_t k, uint64_t size, uint32_t i)
 {
-    uint32_t i = hash(k);
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
         if (cur <= TOMB &&
@@ -65,25 +65,55 @@ static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
     return false;
 }
 
-/* Removes k; its size in *size.  Called BEFORE the real free: once the
- * driver has the address back it may hand it out again at once, and the new
- * owner's entry must not be confused with this one.  A plain store, no
- * compare-and-swap: while a slot holds k no other key can take it, and only
- * the thread freeing k looks for k. */
-static inline bool table_take(struct slot *t, uintptr_t k, uint64_t *size)
+static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
 {
     uint32_t i = hash(k);
-    for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+    uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
+    if (CG_LIKELY(cur <= TOMB) &&
+        atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
+        atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
+        return true;
+    }
+    return table_put_more(t, k, size, i);
+}
+
+/* Removes k and returns its size, NOT_KNOWN when k is not in the table.
+ * Called BEFORE the real free: once the driver has the address back it may
+ * hand it out again at once, and the new owner's entry must not be confused
+ * with this one.  A plain store, no compare-and-swap: while a slot holds k no
+ * other key can take it, and only the thread freeing k looks for k.  The
+ * first probe inline, the rest out of line. */
+#define NOT_KNOWN UINT64_MAX /* no block has this size */
+static __attribute__((noinline)) uint64_t table_take_more(struct slot *t, uintptr_t k, uint32_t i)
+{
+    for (int n = 1; n < PROBES; n++) {
+        i = (i + 1) & (TABLE_SIZE - 1);
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
         if (cur == k) {
-            *size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
+            uint64_t size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
             atomic_store_explicit(&t[i].key, TOMB, memory_order_relaxed);
-            return true;
+            return size;
         }
         if (cur == EMPTY)
-            return false;
+            return NOT_KNOWN;
     }
-    return false;
+    return NOT_KNOWN;
+}
+
+static inline uint64_t table_take(struct slot *t, uintptr_t k)
+{
+    if (CG_UNLIKELY(k <= TOMB))
+        return NOT_KNOWN;
+    uint32_t i = hash(k);
+    uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
+    if (CG_LIKELY(cur == k)) {
+        uint64_t size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
+        atomic_store_explicit(&t[i].key, TOMB, memory_order_relaxed);
+        return size;
+    }
+    if (cur == EMPTY)
+        return NOT_KNOWN;
+    return table_take_more(t, k, i);
 }
 
 static inline void max_into(_Atomic uint64_t *m, uint64_t v)
@@ -99,17 +129,28 @@ static __attribute__((noinline, cold)) void on_untracked(void)
     atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
 }
 
+static __attribute__((noinline, cold)) void grow(_Atomic uint64_t *m, uint64_t v)
+{
+    max_into(m, v);
+}
+
 /* A successful allocation: two read-modify-writes besides the slot's
- * (the count and the live bytes; peak and largest only when they grow). */
-static inline void on_alloc(struct slot *t, uintptr_t k, uint64_t size)
+ * (the count and the live bytes; peak and largest only when they grow).
+ * A leaf of its own that returns success (0), so the wrappers reach it by a
+ * tail call once the real call is done: none of its work needs their frame. */
+static __attribute__((noinline)) int on_alloc(struct slot *t, uintptr_t k, uint64_t size)
 {
     atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
-    max_into(&largest_ok, size);
+    if (CG_UNLIKELY(size > atomic_load_explicit(&largest_ok, memory_order_relaxed)))
+        grow(&largest_ok, size);
     if (CG_UNLIKELY(k <= TOMB || !table_put(t, k, size))) {
         on_untracked();
-        return;
+        return 0;
     }
-    max_into(&peak, atomic_fetch_add_explicit(&live, size, memory_order_relaxed) + size);
+    uint64_t now = atomic_fetch_add_explicit(&live, size, memory_order_relaxed) + size;
+    if (CG_UNLIKELY(now > atomic_load_explicit(&peak, memory_order_relaxed)))
+        grow(&peak, now);
+    return 0;
 }
 
 static __attribute__((noinline, cold)) void on_unknown_free(void)
@@ -117,14 +158,12 @@ static __attribute__((noinline, cold)) void on_unknown_free(void)
     atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
 }
 
-static inline void on_freed(bool known, uint64_t size)
+/* A successful free of a known block: a leaf that returns success (0). */
+static __attribute__((noinline)) int on_freed(uint64_t size)
 {
-    if (CG_LIKELY(known)) {
-        atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
-        atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
-    } else {
-        on_unknown_free();
-    }
+    atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
+    return 0;
 }
 
 /* ---- nesting: runtime calls that reach our driver entries.  One
@@ -347,6 +386,22 @@ static void other_failed(int hook, int status, bool nested)
         cg_hook_failed(hook, status);
 }
 
+/* A free that failed, or freed a block the table does not know: out of line.
+ * A failed free gives the block back to the table (it is still allocated). */
+static __attribute__((noinline, cold)) int free_other(int hook, bool handles, uintptr_t key, uint64_t size, int r)
+{
+    struct slot *t = handles ? handle_table : ptr_table;
+    if (r == 0) {
+        if (key)
+            on_unknown_free();
+        return 0;
+    }
+    if (size != NOT_KNOWN)
+        table_put(t, key, size);
+    other_failed(hook, r, false);
+    return r;
+}
+
 void cg_gpumem_exit(struct cg_ev *e)
 {
     cg_ev_open(e, "gpu_mem", '{');
@@ -371,7 +426,7 @@ void cg_gpumem_exit(struct cg_ev *e)
         rt.depth--;                                                                                              \
         if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
             if (ptr && *ptr)                                                                                     \
-                on_alloc(ptr_table, (uintptr_t)*ptr, size);                                                      \
+                return (cudaError_t)on_alloc(ptr_table, (uintptr_t)*ptr, size);                                  \
             return r;                                                                                            \
         }                                                                                                        \
         alloc_failed(CG_H_##name, caller, size, r, rt.inner_status);                                             \
@@ -380,20 +435,13 @@ void cg_gpumem_exit(struct cg_ev *e)
 
 #define RT_FREE(name, ptr, call)                                                                                 \
     {                                                                                                            \
-        uint64_t size = 0;                                                                                       \
-        bool known = (uintptr_t)ptr > TOMB && table_take(ptr_table, (uintptr_t)ptr, &size);                      \
+        uint64_t size = table_take(ptr_table, (uintptr_t)ptr);                                                   \
         rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
-        if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
-            if (ptr)                                                                                             \
-                on_freed(known, size);                                                                           \
-            return r;                                                                                            \
-        }                                                                                                        \
-        if (known)                                                                                               \
-            table_put(ptr_table, (uintptr_t)ptr, size);                                                          \
-        other_failed(CG_H_##name, r, false);                                                                     \
-        return r;                                                                                                \
+        if (CG_LIKELY(r == cudaSuccess && size != NOT_KNOWN))                                                    \
+            return (cudaError_t)on_freed(size);                                                                  \
+        return (cudaError_t)free_other(CG_H_##name, false, (uintptr_t)ptr, size, r);                         \
     }
 
 cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, CG_CALLER, void **ptr, size_t size)
@@ -456,7 +504,7 @@ static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, 
         CUresult r = real args;                                                                                  \
         if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
             if (out)                                                                                             \
-                on_alloc(table, (uintptr_t)*out, size);                                                          \
+                return (CUresult)on_alloc(table, (uintptr_t)*out, size);                                         \
             return r;                                                                                            \
         }                                                                                                        \
         alloc_failed(CG_H_##name, caller, size, r, 0);                                                           \
@@ -465,18 +513,11 @@ static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, 
 
 #define DRV_FREE(name, table, key, params, args)                                                                 \
     DRV_HOOK(name, false, params, args, {                                                                        \
-        uint64_t size = 0;                                                                                       \
-        bool known = (uintptr_t)key > TOMB && table_take(table, (uintptr_t)key, &size);                          \
+        uint64_t size = table_take(table, (uintptr_t)key);                                                       \
         CUresult r = real args;                                                                                  \
-        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
-            if (key)                                                                                             \
-                on_freed(known, size);                                                                           \
-            return r;                                                                                            \
-        }                                                                                                        \
-        if (known)                                                                                               \
-            table_put(table, (uintptr_t)key, size);                                                              \
-        other_failed(CG_H_##name, r, false);                                                                     \
-        return r;                                                                                                \
+        if (CG_LIKELY(r == CUDA_SUCCESS && size != NOT_KNOWN))                                                   \
+            return (CUresult)on_freed(size);                                                                     \
+        return (CUresult)free_other(CG_H_##name, &table[0] == &handle_table[0], (uintptr_t)key, size, r);                                \
     })
 
 DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size), (ptr, size))
