@@ -24,6 +24,13 @@
 #define GT_PROBE 32             /* longest probe; past it a descriptor is not tracked */
 #define GT_EMPTY ((uintptr_t)0)
 #define GT_TOMB ((uintptr_t)1)
+/* A removed entry's key is a tombstone that remembers the descriptor: the
+ * pointer with its top bit set (user-space pointers never have it; GT_TOMB
+ * is no longer written).  No lookup matches it, every insert may take it, and
+ * a Create of the same pointer again takes it at the first probe. */
+#define GT_TOMB_BIT ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+static inline uintptr_t gt_tomb_of(uintptr_t desc) { return desc | GT_TOMB_BIT; }
+static inline bool gt_is_tomb(uintptr_t k) { return (k & GT_TOMB_BIT) || k == GT_TOMB; }
 
 /* A reference to another descriptor: its pointer and the id it had when the
  * reference was taken, so a freed-and-reused pointer is never mistaken for it. */
@@ -101,7 +108,7 @@ struct gt_vpack {
 };
 
 struct gt_ent {
-    _Atomic uintptr_t key; /* the descriptor; GT_EMPTY, GT_TOMB */
+    _Atomic uintptr_t key; /* the descriptor; GT_EMPTY, a tombstone (gt_is_tomb) */
     _Atomic uint32_t id;   /* this descriptor's id (unique per Create; the trace's "plan"/"graph") */
     int32_t type;          /* cudnnBackendDescriptorType_t */
     uint8_t finalized;

@@ -89,7 +89,21 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
     if (!desc)
         return NULL;
     uint32_t s = gt_slot_of(desc);
-    struct gt_ent *e, *free_ent = NULL;
+    struct gt_ent *e = &gt_table[s], *free_ent = NULL;
+    /* The first slot of the run is free and nothing of desc can lie past it:
+     * empty (the run ends there), or desc's own tombstone (a pointer freed and
+     * handed out again, the common case: a live desc elsewhere in the run
+     * would have been found, and taken, by the Create that put it here). */
+    uintptr_t k0 = atomic_load_explicit(&e->key, memory_order_acquire);
+    if (k0 == desc) {
+        init_ent(e, type);
+        return e;
+    }
+    if ((k0 == GT_EMPTY || k0 == gt_tomb_of(desc)) &&
+        atomic_compare_exchange_strong_explicit(&e->key, &k0, desc, memory_order_acq_rel, memory_order_relaxed)) {
+        init_ent(e, type);
+        return e;
+    }
     for (uint32_t i = 0; i < GT_PROBE; i++) {
         e = &gt_table[(s + i) & (GT_SIZE - 1)];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
@@ -97,7 +111,7 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
             init_ent(e, type);
             return e;
         }
-        if (k == GT_TOMB && !free_ent)
+        if (gt_is_tomb(k) && !free_ent)
             free_ent = e;
         if (k == GT_EMPTY) {
             if (!free_ent)
@@ -109,7 +123,7 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
     for (uint32_t i = free_ent ? (uint32_t)(free_ent - gt_table - s) & (GT_SIZE - 1) : GT_PROBE; i < GT_PROBE; i++) {
         e = &gt_table[(s + i) & (GT_SIZE - 1)];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
-        while (k == GT_EMPTY || k == GT_TOMB) {
+        while (k == GT_EMPTY || gt_is_tomb(k)) {
             if (atomic_compare_exchange_weak_explicit(&e->key, &k, desc, memory_order_acq_rel,
                                                       memory_order_relaxed)) {
                 init_ent(e, type);
@@ -137,7 +151,8 @@ struct gt_ent *gt_find_more(uintptr_t desc, uint32_t s)
 void gt_remove(struct gt_ent *e)
 {
     atomic_store_explicit(&e->id, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->key, GT_TOMB, memory_order_release);
+    uintptr_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
+    atomic_store_explicit(&e->key, gt_tomb_of(k), memory_order_release);
 }
 
 void gt_link_to(struct gt_link *l, const struct gt_ent *e)
