@@ -282,6 +282,8 @@ PYEOF
             fb_one $name on env CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-2048} $($build $hit)
             fb_verdict $name
             $PY tests/gpu/resource_summary.py "$OUT/fb_$name.bad.traces" 2>/dev/null | sed 's/^/   bad trace: /' | head -30
+            grep -h '"ev":"code_load_failed"' "$OUT/fb_$name.bad.traces"/*.jsonl 2>/dev/null | head -2 | cut -c1-400 | sed 's/^/   bad trace: /'
+            [ -x build/convguard ] && build/convguard report "$OUT/fb_$name.bad.traces" 2>&1 | sed -n '/^\[/,$p' | head -14 | sed 's/^/   report (bad): /'
         }
         torch_pool_cmd() { # L|none
             local e="CG_FB_N=${FB_POOL_N:-32} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=${FB_POOL_BENCH:-0}"
