@@ -173,6 +173,10 @@ typedef int CUdevice_attribute;
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 struct CUmemAllocationProp_st; /* only passed through */
+typedef struct CUmod_st *CUmodule;
+typedef struct CUlib_st *CUlibrary;
+typedef int CUjit_option;     /* enum in the real header: only passed through */
+typedef int CUlibraryOption;  /* enum in the real header: only passed through */
 
 /* ---- NVML (loaded lazily, only on failures) */
 typedef int nvmlReturn_t;

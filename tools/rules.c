@@ -540,6 +540,52 @@ static bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
 }
 
 /* ---- runtime */
+/* A pool of this process took the GPU: its largest allocation is at least half
+ * of the memory and little was left when memory ran out (for code, a handle,
+ * a workspace).  XLA's preallocation, a pool sized from cudaMemGetInfo. */
+static bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    if (strcmp(jstr(ev, "ev", ""), "alloc_failed") == 0 && !alloc_oom_status(ev))
+        return false;
+    long long total = jint(ev, "mem.total", -1), free_b = jint(ev, "mem.free", -1);
+    long long largest = jint(ev, "gpu_mem.largest_ok", jint(ev, "largest_ok", -1));
+    long long live = jint(ev, "gpu_mem.live", jint(ev, "live", -1));
+    if (total <= 0 || free_b < 0 || largest < total / 2 || free_b > total / 20)
+        return false;
+    set_int(vars, "pool", largest);
+    set_int(vars, "own_live", live);
+    char a[32];
+    set_own(vars, "what", strcmp(jstr(ev, "ev", ""), "code_load_failed") == 0
+                              ? xasprintf("loading GPU code (%s) failed with %s", jstr(ev, "fn", "?"),
+                                          jstr(ev, "status_name", "?"))
+                              : xasprintf("%s of %s failed with %s", jstr(ev, "fn", "?"),
+                                          fmt_size(jint(ev, "bytes", 0), a, sizeof a), jstr(ev, "status_name", "?")));
+    return true;
+}
+
+static bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    long long st = jint(ev, "status", -1);
+    char a[32], b[32];
+    long long free_b = jint(ev, "mem.free", -1);
+    set_own(vars, "free_note", free_b >= 0 ? xasprintf("; %s of %s was free", fmt_size(free_b, a, sizeof a),
+                                                       fmt_size(jint(ev, "mem.total", -1), b, sizeof b))
+                                           : xstrdup(""));
+    /* 2 OUT_OF_MEMORY, 209 NO_BINARY_FOR_GPU, 218 INVALID_PTX, 222 UNSUPPORTED_PTX_VERSION */
+    set_str(vars, "hint", st == 2 ? "free GPU memory for it: stop what holds the memory (`nvidia-smi`), let the "
+                                    "framework's pool leave room (JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.9`, TensorFlow "
+                                    "memory growth) or `convguard run --fallback --reserve 2048 -- ...`"
+                          : st == 209 || st == 218 || st == 222
+                              ? "the code was built for another GPU or a newer CUDA than this driver: update the "
+                                "NVIDIA driver, or install the framework build for this GPU and CUDA version "
+                                "(`convguard doctor` lists both)"
+                              : "rerun with `CUDA_LAUNCH_BLOCKING=1` and `convguard doctor`; check the driver "
+                                "version against what the framework was built for");
+    return true;
+}
+
 static bool tree_loaded_libs(struct trace_set *s, size_t ti, int depth)
 {
     struct trace *t = &s->t[ti];

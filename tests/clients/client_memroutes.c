@@ -10,6 +10,12 @@
  *                            (itself from dlsym), as cudart and cuDNN get them
  *   client_memroutes churn   60000 cuMemAlloc_v2/cuMemFree_v2 (dlsym), 4096
  *                            alive at a time; prints the bytes left allocated
+ *   client_memroutes pool    as XLA starts (entry points): preallocates
+ *                            CG_POOL_FRACTION (default 0.75) of the total
+ *                            memory cuMemGetInfo_v2 reports, backing off by
+ *                            0.9 while that fails (XLA's BFC allocator), then
+ *                            loads a kernel with cuModuleLoadData; exit 1
+ *                            with XLA's message when that fails
  * Each mode: a few allocations that work, one of 2 GiB that fails (the
  * doubles' GPU has 1 GiB), frees, and leaves 1 MiB allocated at exit.  It
  * prints every status and what happened to every out-parameter (set /
@@ -18,6 +24,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cuda_double.h"
 
@@ -70,6 +77,7 @@ struct drv {
                        unsigned long long);
     CUresult (*release)(CUmemGenericAllocationHandle);
     CUresult (*info)(size_t *, size_t *);
+    CUresult (*load)(CUmodule *, const void *);
 };
 
 static int driver(struct drv *d)
@@ -137,6 +145,36 @@ static int churn(struct drv *d)
     return 0;
 }
 
+static int pool(struct drv *d)
+{
+    CUcontext c = NULL;
+    CUresult r = d->init(0);
+    printf("cuInit = %d\n", r);
+    r = d->retain(&c, 0);
+    printf("cuDevicePrimaryCtxRetain = %d\n", r);
+    r = d->set_cur(c);
+    printf("cuCtxSetCurrent = %d\n", r);
+    size_t fr = 0, tot = 0;
+    r = d->info(&fr, &tot);
+    printf("cuMemGetInfo_v2 = %d free %zu total %zu\n", r, fr, tot);
+    const char *f = getenv("CG_POOL_FRACTION");
+    size_t want = (size_t)((f ? atof(f) : 0.75) * (double)tot);
+    CUdeviceptr p = 0;
+    while (want >= MIB && (r = d->alloc(&p, want)) != CUDA_SUCCESS) {
+        printf("pool of %zu bytes: %d, backing off\n", want, r);
+        want = (size_t)(want * 0.9);
+    }
+    printf("pool of %zu bytes = %d\n", want, r);
+    CUmodule m = NULL;
+    r = d->load(&m, "kernel image");
+    printf("cuModuleLoadData = %d module %s\n", r, m ? "set" : "null");
+    if (r) {
+        printf("RESOURCE_EXHAUSTED: Failed to load in-memory CUBIN: CUDA_ERROR_OUT_OF_MEMORY\n");
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -157,21 +195,23 @@ int main(int argc, char **argv)
         *(void **)&d.create = dlsym(lib, "cuMemCreate");
         *(void **)&d.release = dlsym(lib, "cuMemRelease");
         *(void **)&d.info = dlsym(lib, "cuMemGetInfo_v2");
-    } else if (!strcmp(mode, "entry")) {
+    } else if (!strcmp(mode, "entry") || !strcmp(mode, "pool")) {
         CUresult (*gpa)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
         *(void **)&gpa = dlsym(lib, "cuGetProcAddress_v2");
         static const char *const names[] = {"cuInit", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent", "cuMemAlloc",
-                                            "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemGetInfo"};
+                                            "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemGetInfo",
+                                            "cuModuleLoadData"};
         void **slots[] = {(void **)&d.init, (void **)&d.retain, (void **)&d.set_cur, (void **)&d.alloc,
-                          (void **)&d.free, (void **)&d.create, (void **)&d.release, (void **)&d.info};
-        for (int i = 0; i < 8; i++) {
+                          (void **)&d.free, (void **)&d.create, (void **)&d.release, (void **)&d.info,
+                          (void **)&d.load};
+        for (int i = 0; i < (!strcmp(mode, "pool") ? 9 : 8); i++) {
             CUdriverProcAddressQueryResult st = -1;
             CUresult r = gpa(names[i], slots[i], 13000, 0, &st);
             printf("cuGetProcAddress_v2(%s) = %d status %d\n", names[i], r, st);
         }
     } else {
-        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn\n");
+        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn|pool\n");
         return 2;
     }
-    return !strcmp(mode, "churn") ? churn(&d) : driver(&d);
+    return !strcmp(mode, "churn") ? churn(&d) : !strcmp(mode, "pool") ? pool(&d) : driver(&d);
 }

@@ -82,6 +82,16 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes);
 CUresult cuGetProcAddress(const char *symbol, void **fn, int version, cuuint64_t flags);
 CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status);
+CUresult cuModuleLoad(CUmodule *module, const char *fname);
+CUresult cuModuleLoadData(CUmodule *module, const void *image);
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n, CUjit_option *options, void **values);
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin);
+CUresult cuModuleUnload(CUmodule module);
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jit_options, void **jit_values,
+                           unsigned int n_jit, CUlibraryOption *lib_options, void **lib_values, unsigned int n_lib);
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fname, CUjit_option *jit_options, void **jit_values,
+                               unsigned int n_jit, CUlibraryOption *lib_options, void **lib_values, unsigned int n_lib);
+CUresult cuLibraryUnload(CUlibrary library);
 CUresult cuGetErrorName(CUresult err, const char **name);
 CUresult cuGetErrorString(CUresult err, const char **str);
 /* Test helpers of the double, not CUDA API. */

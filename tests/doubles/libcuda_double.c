@@ -22,6 +22,10 @@
  *                            free = total - held - live allocations of this
  *                            process; the three are read at every call.
  *   CGTEST_DRIVER_VERSION    what cuDriverGetVersion says (default 13000).
+ *   CGTEST_CODE_MB           MiB of free device memory loading a module or
+ *                            library needs (default 1); less free: the load
+ *                            fails CUDA_ERROR_OUT_OF_MEMORY, as the real one
+ *                            does when a pool took the GPU.  Not kept.
  *
  * Linked with -Bsymbolic-functions (as all the doubles): the addresses in
  * the cuGetProcAddress table are this library's own, the same that
@@ -323,6 +327,71 @@ API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
     return CUDA_SUCCESS;
 }
 
+/* ---- loading GPU code: a handle to nothing, or CUDA_ERROR_OUT_OF_MEMORY
+ * when less than CGTEST_CODE_MB MiB is free (a NULL image is invalid) */
+struct CUmod_st { int unused; };
+struct CUlib_st { int unused; };
+static CUresult code_load(void **out, const void *what, size_t sz)
+{
+    NEED_CTX();
+    if (!out || !what)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (sim_free_bytes() < cgtest_env_num("CGTEST_CODE_MB", 1) * MiB)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    return (*out = calloc(1, sz)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+API CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    return code_load((void **)module, fname, sizeof(struct CUmod_st));
+}
+
+API CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    return code_load((void **)module, image, sizeof(struct CUmod_st));
+}
+
+API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n, CUjit_option *options,
+                                void **values)
+{
+    (void)n, (void)options, (void)values;
+    return code_load((void **)module, image, sizeof(struct CUmod_st));
+}
+
+API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin)
+{
+    return code_load((void **)module, fatbin, sizeof(struct CUmod_st));
+}
+
+API CUresult cuModuleUnload(CUmodule module)
+{
+    NEED_INIT();
+    free(module);
+    return module ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jit_options, void **jit_values,
+                               unsigned int n_jit, CUlibraryOption *lib_options, void **lib_values, unsigned int n_lib)
+{
+    (void)jit_options, (void)jit_values, (void)n_jit, (void)lib_options, (void)lib_values, (void)n_lib;
+    return code_load((void **)library, code, sizeof(struct CUlib_st));
+}
+
+API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fname, CUjit_option *jit_options,
+                                   void **jit_values, unsigned int n_jit, CUlibraryOption *lib_options,
+                                   void **lib_values, unsigned int n_lib)
+{
+    (void)jit_options, (void)jit_values, (void)n_jit, (void)lib_options, (void)lib_values, (void)n_lib;
+    return code_load((void **)library, fname, sizeof(struct CUlib_st));
+}
+
+API CUresult cuLibraryUnload(CUlibrary library)
+{
+    NEED_INIT();
+    free(library);
+    return library ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 API size_t cgtestGpuLiveBytes(void)
 {
     size_t n;
@@ -368,6 +437,14 @@ static const struct proc {
     { "cuMemFreeAsync", 11020, (void *)cuMemFreeAsync, (void *)cuMemFreeAsync_ptsz },
     { "cuMemCreate", 10020, (void *)cuMemCreate, NULL },
     { "cuMemRelease", 10020, (void *)cuMemRelease, NULL },
+    { "cuModuleLoad", 2000, (void *)cuModuleLoad, NULL },
+    { "cuModuleLoadData", 2000, (void *)cuModuleLoadData, NULL },
+    { "cuModuleLoadDataEx", 2010, (void *)cuModuleLoadDataEx, NULL },
+    { "cuModuleLoadFatBinary", 2000, (void *)cuModuleLoadFatBinary, NULL },
+    { "cuModuleUnload", 2000, (void *)cuModuleUnload, NULL },
+    { "cuLibraryLoadData", 12000, (void *)cuLibraryLoadData, NULL },
+    { "cuLibraryLoadFromFile", 12000, (void *)cuLibraryLoadFromFile, NULL },
+    { "cuLibraryUnload", 12000, (void *)cuLibraryUnload, NULL },
     { "cuGetProcAddress", 12000, (void *)cuGetProcAddress_v2, NULL },
     { "cuGetProcAddress", 11030, (void *)cuGetProcAddress, NULL },
     { "cuGetErrorName", 6000, (void *)cuGetErrorName, NULL },

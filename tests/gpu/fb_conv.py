@@ -3,7 +3,13 @@
 CG_FB_N/C/HW (batch, channels, side; default 64, 256, 56), CG_FB_STEPS (default 20), CG_BENCH (torch
 cudnn.benchmark, default 1).  Inputs are seeded; TF32 is off, so algorithms agree to float32 rounding.
 Prints 'free ...', then 'result <sum of y> <sum of |dW|>' and 'steps_per_s <x>' (steps after the
-first), or 'failed: <error>' with exit status 1."""
+first), or 'failed: <error>' with exit status 1.
+
+CG_FB_POOL_LEAVE_MB=L (torch): before the first convolution the program takes a memory pool the way
+TensorFlow's allocator and vLLM's KV cache do: it asks how much is free (torch.cuda.mem_get_info(), i.e.
+cudaMemGetInfo) and allocates all of it but L MiB.  Its own tensors come from a block it allocated and
+released before (PyTorch keeps it cached), so what is left to cuDNN itself (its handle, its kernels, a
+workspace PyTorch cannot serve from the cache) is L MiB."""
 import os, sys, time
 fw = sys.argv[1]
 n, c, hw = (int(os.environ.get(k, d)) for k, d in (("CG_FB_N", 64), ("CG_FB_C", 256), ("CG_FB_HW", 56)))
@@ -22,6 +28,16 @@ try:
         w = torch.from_numpy(wh).cuda().requires_grad_(True)
         free, total = torch.cuda.mem_get_info()
         print("free %d of %d bytes" % (free, total), flush=True)
+        leave = os.environ.get("CG_FB_POOL_LEAVE_MB")
+        if leave is not None:
+            # room for the step's own tensors (y, its square, the gradients: 6x y, plus 256 MiB), allocated
+            # and released: it stays in PyTorch's cache and serves them without asking the driver
+            cached = torch.empty(6 * n * c * hw * hw * 4 + (256 << 20), dtype=torch.uint8, device="cuda")
+            del cached
+            free, total = torch.cuda.mem_get_info()
+            pool = torch.empty(max(0, free - (int(leave) << 20)), dtype=torch.uint8, device="cuda")
+            print("pool %d bytes of %d free (total %d), leaving %s MiB" % (pool.numel(), free, total, leave),
+                  flush=True)
         def step():
             y = torch.nn.functional.conv2d(x, w, padding=1)
             (gw,) = torch.autograd.grad(y.square().mean(), [w])

@@ -201,7 +201,7 @@ else:
           % (name, rc("bad"), rc("on"), len(fb), "equal" if same else "DIFFERENT or missing", worst))
 PYEOF
         }
-        want() { case " ${FB_SCENARIOS:-tf tf_reserve torch_legacy torch_graph jax_reserve cost} " in *" $1 "*) return 0 ;; esac; return 1; }
+        want() { case " ${FB_SCENARIOS:-tf tf_reserve torch_limit torch_pool jax_pool} " in *" $1 "*) return 0 ;; esac; return 1; }
         # 1. the TensorFlow-like C program as older TensorFlow behaves: it preallocates the GPU
         #    (CG_TF_LEAVE_MB left free) and takes cuDNN's first _v7 algorithm with exactly its
         #    workspace ("No algorithm worked" when that allocation fails). The fallback's _v7
@@ -264,6 +264,45 @@ PYEOF
             fb_one jax_reserve bad env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} $PY tests/gpu/fb_conv.py jax
             fb_one jax_reserve on env $JENV XLA_PYTHON_CLIENT_MEM_FRACTION=${FB_JAX_FRACTION:-0.999} CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-4096} $PY tests/gpu/fb_conv.py jax
             fb_verdict jax_reserve
+        fi
+        # 4. a framework that takes (almost) all free memory for its own pool before cuDNN starts: the pool
+        #    leaves L MiB, for L in FB_POOL_LEAVES (largest first); the first L at which the run fails without
+        #    the fallback is run again with CONVGUARD_FALLBACK=1 CONVGUARD_RESERVE_MB (default 2048), whose
+        #    under-reported free and total memory make the pool leave room.  REF: no pool, no shim.
+        fb_pool_sweep() { # NAME CMD-BUILDER: CMD-BUILDER L prints the command line (with env) for leave L
+            local name=$1 build=$2 L hit=""
+            fb_one $name ref env $($build none)
+            for L in ${FB_POOL_LEAVES:-1024 512 256 128 64 32}; do
+                fb_one $name bad env $($build $L)
+                cp "$OUT/fb_$name.bad.log" "$OUT/fb_$name.bad.L$L.log"
+                [ "$(cat "$OUT/fb_$name.bad.rc")" != 0 ] && { hit=$L; break; }
+            done
+            if [ -z "$hit" ]; then echo "   no leave in ${FB_POOL_LEAVES:-1024 512 256 128 64 32} made it fail"; fb_verdict $name; return; fi
+            echo "   fails without the fallback at a pool leaving $hit MiB; with CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-2048}:"
+            fb_one $name on env CONVGUARD_RESERVE_MB=${FB_RESERVE_MB:-2048} $($build $hit)
+            fb_verdict $name
+            $PY tests/gpu/resource_summary.py "$OUT/fb_$name.bad.traces" 2>/dev/null | sed 's/^/   bad trace: /' | head -30
+            grep -h '"ev":"code_load_failed"' "$OUT/fb_$name.bad.traces"/*.jsonl 2>/dev/null | head -2 | cut -c1-400 | sed 's/^/   bad trace: /'
+            [ -x build/convguard ] && build/convguard report "$OUT/fb_$name.bad.traces" 2>&1 | sed -n '/^\[/,$p' | head -14 | sed 's/^/   report (bad): /'
+        }
+        torch_pool_cmd() { # L|none
+            local e="CG_FB_N=${FB_POOL_N:-32} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56} CG_BENCH=${FB_POOL_BENCH:-0}"
+            [ "$1" = none ] && echo "$e $PY tests/gpu/fb_conv.py torch" || echo "$e CG_FB_POOL_LEAVE_MB=$1 $PY tests/gpu/fb_conv.py torch"
+        }
+        if want torch_pool; then
+            echo "-- fb_torch_pool: PyTorch (graph API, benchmark ${FB_POOL_BENCH:-0}) whose pool takes what cudaMemGetInfo says is free but L MiB"
+            fb_pool_sweep torch_pool torch_pool_cmd
+        fi
+        jax_pool_cmd() { # L|none: XLA_PYTHON_CLIENT_MEM_FRACTION sized so that the preallocation leaves L MiB
+            local e="CG_FB_N=${FB_POOL_N:-32} CG_FB_C=${FB_C:-256} CG_FB_HW=${FB_HW:-56}"
+            if [ "$1" = none ]; then echo "$e XLA_PYTHON_CLIENT_PREALLOCATE=false $PY tests/gpu/fb_conv.py jax"; return; fi
+            local f=$(echo "$JAX_MEM" | awk -v l=$1 '{printf "%.9f", ($2 - l * 1048576) / $4}')
+            echo "$e XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=$f $PY tests/gpu/fb_conv.py jax"
+        }
+        if want jax_pool; then
+            JAX_MEM=$($PY tests/gpu/meminfo.py jax 2>/dev/null | tail -1)
+            echo "-- fb_jax_pool: JAX preallocating XLA_PYTHON_CLIENT_MEM_FRACTION of total, sized to leave L MiB (after JAX's start: $JAX_MEM)"
+            fb_pool_sweep jax_pool jax_pool_cmd
         fi
         if want cost; then
             # the cost when nothing needs rescuing: the unconstrained runs with the fallback on

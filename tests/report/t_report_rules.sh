@@ -41,6 +41,10 @@ declare -A SAYS=(
     [gpu_never_used]="python3 train.py --epochs 3"
     [fallback_acted]="given 512 MiB"
     [crashed]="SIGSEGV"
+    [own_pool_took_memory]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 5 MiB"
+    [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
+    [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"
+    [code_load_failed]="install the framework build for this GPU"
 )
 
 for f in "$T"/*.jsonl; do
