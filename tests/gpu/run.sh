@@ -314,9 +314,10 @@ PYEOF
     overhead)
         echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"
         STEPS=${CG_BENCH_STEPS:-200}
-        for fw in torch jax; do
+        # CG_OV_FWS (default "torch jax"), CG_OV_ROUNDS (default 3): interleaved rounds, medians reported
+        for fw in ${CG_OV_FWS:-torch jax}; do
             : > "$OUT/ov_$fw.txt"
-            for round in 1 2 3; do
+            for round in $(seq 1 ${CG_OV_ROUNDS:-3}); do
                 for mode in plain shim dbg3; do
                     case $mode in
                     plain) r=$($PY tests/gpu/bench_step.py $fw $STEPS 2>/dev/null | tail -1) ;;
@@ -351,12 +352,23 @@ PYEOF
         $PY - "$OUT" <<'PYEOF'
 import sys, glob, os
 out = sys.argv[1]
-def size(n): return sum(os.path.getsize(f) for f in glob.glob("%s/vol%d/*.jsonl" % (out, n)))
+import re
+# pid, tid and time stamps differ in length from run to run (a pid of 999 against 1000 is one byte in every
+# event): they are counted at a fixed width, so that only what the longer run really adds is measured
+FIXED = [(re.compile(r'"(pid|tid|ppid)":\d+'), '"X":0000000'), (re.compile(r'"t":[0-9.]+'), '"t":000000.000000')]
+def norm_len(line):
+    for rx, rep in FIXED: line = rx.sub(rep, line)
+    return len(line)
+def size(n): return sum(norm_len(l) for f in glob.glob("%s/vol%d/*.jsonl" % (out, n)) for l in open(f, errors="replace"))
+def events(n): return sum(1 for f in glob.glob("%s/vol%d/*.jsonl" % (out, n)) for l in open(f, errors="replace"))
+def raw(n): return sum(os.path.getsize(f) for f in glob.glob("%s/vol%d/*.jsonl" % (out, n)))
 def secs(n): return float(open("%s/vol%d.txt" % (out, n)).read().split()[-1])
 b50, b550, s50, s550 = size(50), size(550), secs(50), secs(550)
 rate = (b550 - b50) / max(s550 - s50, 1e-9) * 3600
-print("   trace bytes: %d (50 steps), %d (550 steps); steady state %.0f bytes/hour extrapolated (%.1f s more)" %
-      (b50, b550, rate, s550 - s50))
+print("   trace: %d events, %d bytes (50 steps); %d events, %d bytes (550 steps); raw file sizes %d and %d" %
+      (events(50), b50, events(550), b550, raw(50), raw(550)))
+print("   steady state: %d events and %d bytes more in %.1f s more (pid/tid/t at fixed width): %.0f bytes/hour "
+      "extrapolated" % (events(550) - events(50), b550 - b50, s550 - s50, rate))
 PYEOF
         ;;
     graph)
