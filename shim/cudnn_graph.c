@@ -360,56 +360,77 @@ cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, 
 }
 
 /* Execute, PopulateCudaGraph, UpdateCudaGraph: a plan runs (or is recorded
- * into a CUDA graph that will run it).  The success path is the lookup and
- * one atomic add, whose old value says whether this is the plan's first
- * execution (graph_plan, written once: gx_first_exec); a failure is out of line. */
-static __attribute__((noinline, cold)) cudnnStatus_t plan_failed(int hook, const void *real, cudnnStatus_t r,
-                                                                cudnnBackendDescriptor_t plan,
-                                                                cudnnBackendDescriptor_t vpack)
+ * into a CUDA graph that will run it).  The plan's entry is looked up before
+ * the real call, while the plan pointer is still in its register, so that
+ * only the entry is kept across the call; what a failure needs besides (the
+ * real function, the variant pack) is stored in this thread's plan_call with
+ * plain stores and read back by the cold path, so the wrapper saves one
+ * register instead of three.  A hooked call the real function makes on this
+ * thread is of another family (cudaMalloc, ...) and does not touch plan_call;
+ * cuDNN does not execute a plan from inside an execution.
+ * On success: one atomic add, whose old value says whether this is the plan's
+ * first execution (graph_plan, written once: gx_first_exec).  A plan that is
+ * not in the table counts into no_plan, whose counter never comes back to 0. */
+static __thread struct {
+    const void *real;
+    cudnnBackendDescriptor_t vpack;
+} plan_call;
+static struct gt_ent no_plan = {.u.plan.execs = 1};
+
+static __attribute__((noinline, cold)) cudnnStatus_t plan_failed(int hook, cudnnStatus_t r, struct gt_ent *e)
 {
-    struct gt_ent *e = gt_find((uintptr_t)plan);
-    if (e && e->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
-        e = NULL;
-    gx_exec_failed(cg_cudnn_slot_of(hook, real), real, hook, e, gt_find((uintptr_t)vpack), r);
+    const void *real = plan_call.real;
+    gx_exec_failed(cg_cudnn_slot_of(hook, real), real, hook, e == &no_plan ? NULL : e,
+                   gt_find((uintptr_t)plan_call.vpack), r);
     return r;
 }
 
-static __attribute__((noinline, cold)) void plan_first(int hook, const void *real, struct gt_ent *e)
+static __attribute__((noinline, cold)) void plan_first(int hook, struct gt_ent *e)
 {
-    gx_first_exec(cg_cudnn_slot_of(hook, real), hook, e);
+    gx_first_exec(cg_cudnn_slot_of(hook, plan_call.real), hook, e);
 }
 
-static inline cudnnStatus_t plan_ran(int hook, const void *real, cudnnStatus_t r, cudnnBackendDescriptor_t plan,
-                                     cudnnBackendDescriptor_t vpack)
+static inline struct gt_ent *plan_before(const void *real, cudnnBackendDescriptor_t plan,
+                                         cudnnBackendDescriptor_t vpack)
+{
+    struct gt_ent *e = gt_find((uintptr_t)plan);
+    plan_call.real = real;
+    plan_call.vpack = vpack;
+    return e && e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ? e : &no_plan;
+}
+
+static inline cudnnStatus_t plan_ran(int hook, cudnnStatus_t r, struct gt_ent *e)
 {
     if (CG_UNLIKELY(r != 0))
-        return plan_failed(hook, real, r, plan, vpack);
-    struct gt_ent *e = gt_find((uintptr_t)plan);
-    if (e && e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
-        CG_UNLIKELY(atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed) == 0))
-        plan_first(hook, real, e);
+        return plan_failed(hook, r, e);
+    if (CG_UNLIKELY(atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed) == 0))
+        plan_first(hook, e);
     return r;
 }
 
-cudnnStatus_t cg_w_cudnnBackendExecute(cg_t_cudnnBackendExecute real, CG_CALLER, cudnnHandle_t h,
+/* always_inline: LTO inlines it into the entries (see cudnn.c's executions) */
+inline __attribute__((always_inline)) cudnnStatus_t cg_w_cudnnBackendExecute(cg_t_cudnnBackendExecute real, CG_CALLER, cudnnHandle_t h,
                                        cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t variant_pack)
 {
+    struct gt_ent *e = plan_before((const void *)real, plan, variant_pack);
     cudnnStatus_t r = real(h, plan, variant_pack);
-    return plan_ran(CG_H_cudnnBackendExecute, (void *)real, r, plan, variant_pack);
+    return plan_ran(CG_H_cudnnBackendExecute, r, e);
 }
 
 cudnnStatus_t cg_w_cudnnBackendPopulateCudaGraph(cg_t_cudnnBackendPopulateCudaGraph real, CG_CALLER, cudnnHandle_t h,
                                                  cudnnBackendDescriptor_t plan,
                                                  cudnnBackendDescriptor_t variant_pack, cudaGraph_t graph)
 {
+    struct gt_ent *e = plan_before((const void *)real, plan, variant_pack);
     cudnnStatus_t r = real(h, plan, variant_pack, graph);
-    return plan_ran(CG_H_cudnnBackendPopulateCudaGraph, (void *)real, r, plan, variant_pack);
+    return plan_ran(CG_H_cudnnBackendPopulateCudaGraph, r, e);
 }
 
 cudnnStatus_t cg_w_cudnnBackendUpdateCudaGraph(cg_t_cudnnBackendUpdateCudaGraph real, CG_CALLER, cudnnHandle_t h,
                                                cudnnBackendDescriptor_t plan,
                                                cudnnBackendDescriptor_t variant_pack, cudaGraph_t graph)
 {
+    struct gt_ent *e = plan_before((const void *)real, plan, variant_pack);
     cudnnStatus_t r = real(h, plan, variant_pack, graph);
-    return plan_ran(CG_H_cudnnBackendUpdateCudaGraph, (void *)real, r, plan, variant_pack);
+    return plan_ran(CG_H_cudnnBackendUpdateCudaGraph, r, e);
 }
