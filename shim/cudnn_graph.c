@@ -368,14 +368,16 @@ cudnnStatus_t cg_w_cudnnBackendGetAttribute(cg_t_cudnnBackendGetAttribute real, 
  * register instead of three.  A hooked call the real function makes on this
  * thread is of another family (cudaMalloc, ...) and does not touch plan_call;
  * cuDNN does not execute a plan from inside an execution.
- * On success: one atomic add, whose old value says whether this is the plan's
- * first execution (graph_plan, written once: gx_first_exec).  A plan that is
- * not in the table counts into no_plan, whose counter never comes back to 0. */
+ * On success: one atomic add; the counter starts at -1 (graph.h), so the one
+ * add that makes it 0 is the plan's first execution (graph_plan, written
+ * once: gx_first_exec), told by the add's own flags.  A plan that is not in
+ * the table counts into no_plan, whose counter starts at 0 and never gets
+ * back to 0. */
 static __thread struct {
     const void *real;
     cudnnBackendDescriptor_t vpack;
 } plan_call;
-static struct gt_ent no_plan = {.u.plan.execs = 1};
+static struct gt_ent no_plan;
 
 static __attribute__((noinline, cold)) cudnnStatus_t plan_failed(int hook, cudnnStatus_t r, struct gt_ent *e)
 {
@@ -403,7 +405,7 @@ static inline cudnnStatus_t plan_ran(int hook, cudnnStatus_t r, struct gt_ent *e
 {
     if (CG_UNLIKELY(r != 0))
         return plan_failed(hook, r, e);
-    if (CG_UNLIKELY(atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed) == 0))
+    if (CG_UNLIKELY(atomic_fetch_add_explicit(&e->u.plan.execs, 1, memory_order_relaxed) == (uint64_t)-1))
         plan_first(hook, e);
     return r;
 }

@@ -96,7 +96,7 @@ struct gt_plan {
     struct gt_link cfg;
     uint32_t rec, gen;
     int32_t heur_rank;
-    _Atomic uint64_t execs;
+    _Atomic uint64_t execs;       /* successful executions - 1: starts at -1, so the first one makes it 0 */
     _Atomic uint8_t first_done;   /* graph_plan written */
     _Atomic uint8_t fail_written; /* graph_exec_failed written for this plan */
     uint16_t reg;                 /* 1 + its slot in the executed-plans list, 0: none */
@@ -134,8 +134,9 @@ static inline uint32_t gt_slot_of(uintptr_t key)
 {
     return (uint32_t)(((uint64_t)(key >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - GT_BITS));
 }
-/* Past the first probe (out of line: the first probe finds nearly every key). */
-struct gt_ent *gt_find_more(uintptr_t desc, uint32_t s);
+/* Past the first probe at e (out of line: the first probe finds nearly every
+ * key).  It takes the entry, not its index, so the inline probe need not keep both. */
+struct gt_ent *gt_find_more(uintptr_t desc, const struct gt_ent *e);
 static inline struct gt_ent *gt_find(uintptr_t desc)
 {
     if (!desc)
@@ -147,7 +148,7 @@ static inline struct gt_ent *gt_find(uintptr_t desc)
         return e;
     if (k == GT_EMPTY)
         return NULL;
-    return gt_find_more(desc, s);
+    return gt_find_more(desc, e);
 }
 /* The entry a link points to, NULL when that descriptor is gone. */
 struct gt_ent *gt_follow(const struct gt_link *l);

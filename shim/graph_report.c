@@ -239,7 +239,7 @@ void gx_destroyed(struct gt_ent *d)
             gx_rec_retired(r, "graph_destroyed");
     } else if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && d->u.plan.reg) {
         struct xplan *x = &xplans[d->u.plan.reg - 1];
-        atomic_store(&x->final_execs, atomic_load(&d->u.plan.execs));
+        atomic_store(&x->final_execs, atomic_load(&d->u.plan.execs) + 1);
         atomic_store(&x->gone, 1);
     }
     errno = saved;
@@ -388,7 +388,7 @@ void cg_graph_exit_summary(struct cg_ev *e)
         uint64_t execs = atomic_load(&x->final_execs);
         struct gt_ent *p = gt_at(x->ent);
         if (!atomic_load(&x->gone) && p && atomic_load_explicit(&p->id, memory_order_relaxed) == id)
-            execs = atomic_load_explicit(&p->u.plan.execs, memory_order_relaxed);
+            execs = atomic_load_explicit(&p->u.plan.execs, memory_order_relaxed) + 1;
         cg_ev_open(e, NULL, '{');
         cg_ev_u64(e, "plan", id);
         if (x->graph_id)

@@ -68,6 +68,7 @@ static inline void init_ent(struct gt_ent *e, int type)
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
         memset(&e->u.plan, 0, sizeof e->u.plan);
         e->u.plan.ws = -1;
+        e->u.plan.execs = (uint64_t)-1;
         e->u.plan.index = -1;
         e->u.plan.heur_rank = -1;
         break;
@@ -135,8 +136,9 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
     return NULL;
 }
 
-struct gt_ent *gt_find_more(uintptr_t desc, uint32_t s)
+struct gt_ent *gt_find_more(uintptr_t desc, const struct gt_ent *first)
 {
+    uint32_t s = (uint32_t)(first - gt_table);
     for (uint32_t i = 1; i < GT_PROBE; i++) {
         struct gt_ent *e = &gt_table[(s + i) & (GT_SIZE - 1)];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
