@@ -53,6 +53,38 @@ enum cg_hook_id {
 #undef CG_HOOK
 #undef CG_HOOK_PLAIN
 
+/* CG_HOOK_EXEC (hooks.def): what the entry keeps for a failure, with plain
+ * stores, instead of in callee-saved registers across the real call: real
+ * and the 6 register arguments (pointers in every such hook).  Only these
+ * entries write it; the real function does not call them on the same thread
+ * (cuDNN calls itself directly), and the failure path copies it out first. */
+struct cg_exec_call {
+    const void *real;
+    const void *reg[6];
+};
+extern __thread struct cg_exec_call cg_exec_call;
+static inline __attribute__((always_inline)) void cg_exec_save(const void *real, const void *a0, const void *a1,
+                                                              const void *a2, const void *a3, const void *a4,
+                                                              const void *a5)
+{
+    struct cg_exec_call *c = &cg_exec_call;
+    c->real = real;
+    c->reg[0] = a0;
+    c->reg[1] = a1;
+    c->reg[2] = a2;
+    c->reg[3] = a3;
+    c->reg[4] = a4;
+    c->reg[5] = a5;
+}
+/* The failure path (cudnn.c): the status, then the addresses of the stack arguments. */
+#define CG_HOOK(fam, ret, name, params, args)
+#define CG_HOOK_PLAIN CG_HOOK
+#define CG_HOOK_EXEC(fam, ret, name, params, args, regs, stack) ret cg_wf_##name(ret r, ...);
+#include "hooks.def"
+#undef CG_HOOK
+#undef CG_HOOK_PLAIN
+#undef CG_HOOK_EXEC
+
 struct cg_hook_info {
     const char *name;
     enum cg_family family;

@@ -16,6 +16,8 @@
  * the counter and the call. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cudnn_desc.h"
@@ -573,11 +575,16 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
         }                                                                                                        \
     }
 
-/* The wrapper is the call and one test, small enough for the entries to
- * inline it: the 13 arguments are copied once, for the real call, instead
- * of once for the wrapper and again for the real call.  Everything a failure
- * does (the fallback's retry, the event) is out of line. */
-#define EXEC_HOOK(name, op, params, args, d1, d2, d3)                                                            \
+/* The PLT, dlsym and entry-point routes reach these hooks through entries
+ * that make the real call themselves (CG_HOOK_EXEC, export.c): on a failure
+ * they call cg_wf_<name> with the addresses of their stack arguments; the
+ * register arguments and real are in cg_exec_call.  cg_w_<name> serves the
+ * entries' slow path (first call through a PLT, not tracing).  Everything a
+ * failure does (the fallback's retry, the event) is out of line. */
+__thread struct cg_exec_call cg_exec_call;
+#define EXEC_REG(t, i) ((t)(uintptr_t)c_.reg[i])
+#define EXEC_STK(t) (*va_arg(ap_, t *))
+#define EXEC_HOOK(name, op, params, args, d1, d2, d3, unpack)                                                    \
     static __attribute__((noinline, cold)) cudnnStatus_t exec_failed_##name(cg_t_##name real, cudnnStatus_t r,   \
                                                                             CG_UNPAREN params)                   \
     {                                                                                                            \
@@ -585,36 +592,75 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
         exec_failed(CG_H_##name, (const void *)real, op, algo, ws_bytes, r);                                     \
         return r;                                                                                                \
     }                                                                                                            \
-    inline __attribute__((always_inline)) cudnnStatus_t cg_w_##name(cg_t_##name real, CG_CALLER,               \
-                                                                    CG_UNPAREN params)                           \
+    cudnnStatus_t cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                    \
     {                                                                                                            \
         cudnnStatus_t r = real args;                                                                             \
         if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
             return exec_failed_##name(real, r, CG_UNPAREN args);                                                 \
         return r;                                                                                                \
+    }                                                                                                            \
+    __attribute__((noinline, cold)) cudnnStatus_t cg_wf_##name(cudnnStatus_t r, ...)                             \
+    {                                                                                                            \
+        struct cg_exec_call c_ = cg_exec_call;                                                                   \
+        va_list ap_;                                                                                             \
+        va_start(ap_, r);                                                                                        \
+        CG_UNPAREN unpack                                                                                        \
+        va_end(ap_);                                                                                             \
+        return exec_failed_##name((cg_t_##name)c_.real, r, CG_UNPAREN args);                                    \
     }
 
 EXEC_HOOK(cudnnConvolutionForward, CG_OP_FWD,
           (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
            const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
            const void *beta, cudnnTensorDescriptor_t yd, void *y),
-          (h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y), xd, wd, yd)
+          (h, alpha, xd, x, wd, w, conv, algo, ws, ws_bytes, beta, yd, y), xd, wd, yd,
+          (cudnnHandle_t h = EXEC_REG(cudnnHandle_t, 0); const void *alpha = EXEC_REG(const void *, 1);
+           cudnnTensorDescriptor_t xd = EXEC_REG(cudnnTensorDescriptor_t, 2); const void *x = EXEC_REG(const void *, 3);
+           cudnnFilterDescriptor_t wd = EXEC_REG(cudnnFilterDescriptor_t, 4); const void *w = EXEC_REG(const void *, 5);
+           cudnnConvolutionDescriptor_t conv = EXEC_STK(cudnnConvolutionDescriptor_t);
+           cudnnConvolutionFwdAlgo_t algo = EXEC_STK(cudnnConvolutionFwdAlgo_t); void *ws = EXEC_STK(void *);
+           size_t ws_bytes = EXEC_STK(size_t); const void *beta = EXEC_STK(const void *);
+           cudnnTensorDescriptor_t yd = EXEC_STK(cudnnTensorDescriptor_t); void *y = EXEC_STK(void *);))
 
 EXEC_HOOK(cudnnConvolutionBackwardData, CG_OP_BWD_DATA,
           (cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t wd, const void *w, cudnnTensorDescriptor_t dyd,
            const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdDataAlgo_t algo, void *ws,
            size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dxd, void *dx),
-          (h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd)
+          (h, alpha, wd, w, dyd, dy, conv, algo, ws, ws_bytes, beta, dxd, dx), wd, dyd, dxd,
+          (cudnnHandle_t h = EXEC_REG(cudnnHandle_t, 0); const void *alpha = EXEC_REG(const void *, 1);
+           cudnnFilterDescriptor_t wd = EXEC_REG(cudnnFilterDescriptor_t, 2); const void *w = EXEC_REG(const void *, 3);
+           cudnnTensorDescriptor_t dyd = EXEC_REG(cudnnTensorDescriptor_t, 4); const void *dy = EXEC_REG(const void *, 5);
+           cudnnConvolutionDescriptor_t conv = EXEC_STK(cudnnConvolutionDescriptor_t);
+           cudnnConvolutionBwdDataAlgo_t algo = EXEC_STK(cudnnConvolutionBwdDataAlgo_t); void *ws = EXEC_STK(void *);
+           size_t ws_bytes = EXEC_STK(size_t); const void *beta = EXEC_STK(const void *);
+           cudnnTensorDescriptor_t dxd = EXEC_STK(cudnnTensorDescriptor_t); void *dx = EXEC_STK(void *);))
 
 EXEC_HOOK(cudnnConvolutionBackwardFilter, CG_OP_BWD_FILTER,
           (cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x, cudnnTensorDescriptor_t dyd,
            const void *dy, cudnnConvolutionDescriptor_t conv, cudnnConvolutionBwdFilterAlgo_t algo, void *ws,
            size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dwd, void *dw),
-          (h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd)
+          (h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw), xd, dyd, dwd,
+          (cudnnHandle_t h = EXEC_REG(cudnnHandle_t, 0); const void *alpha = EXEC_REG(const void *, 1);
+           cudnnTensorDescriptor_t xd = EXEC_REG(cudnnTensorDescriptor_t, 2); const void *x = EXEC_REG(const void *, 3);
+           cudnnTensorDescriptor_t dyd = EXEC_REG(cudnnTensorDescriptor_t, 4); const void *dy = EXEC_REG(const void *, 5);
+           cudnnConvolutionDescriptor_t conv = EXEC_STK(cudnnConvolutionDescriptor_t);
+           cudnnConvolutionBwdFilterAlgo_t algo = EXEC_STK(cudnnConvolutionBwdFilterAlgo_t); void *ws = EXEC_STK(void *);
+           size_t ws_bytes = EXEC_STK(size_t); const void *beta = EXEC_STK(const void *);
+           cudnnFilterDescriptor_t dwd = EXEC_STK(cudnnFilterDescriptor_t); void *dw = EXEC_STK(void *);))
 
 EXEC_HOOK(cudnnConvolutionBiasActivationForward, CG_OP_FWD,
           (cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
            const void *w, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
            const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t biasd,
            const void *bias, cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t yd, void *y),
-          (h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd)
+          (h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, biasd, bias, act, yd, y), xd, wd, yd,
+          (cudnnHandle_t h = EXEC_REG(cudnnHandle_t, 0); const void *alpha1 = EXEC_REG(const void *, 1);
+           cudnnTensorDescriptor_t xd = EXEC_REG(cudnnTensorDescriptor_t, 2); const void *x = EXEC_REG(const void *, 3);
+           cudnnFilterDescriptor_t wd = EXEC_REG(cudnnFilterDescriptor_t, 4); const void *w = EXEC_REG(const void *, 5);
+           cudnnConvolutionDescriptor_t conv = EXEC_STK(cudnnConvolutionDescriptor_t);
+           cudnnConvolutionFwdAlgo_t algo = EXEC_STK(cudnnConvolutionFwdAlgo_t); void *ws = EXEC_STK(void *);
+           size_t ws_bytes = EXEC_STK(size_t); const void *alpha2 = EXEC_STK(const void *);
+           cudnnTensorDescriptor_t zd = EXEC_STK(cudnnTensorDescriptor_t); const void *z = EXEC_STK(const void *);
+           cudnnTensorDescriptor_t biasd = EXEC_STK(cudnnTensorDescriptor_t); const void *bias = EXEC_STK(const void *);
+           cudnnActivationDescriptor_t act = EXEC_STK(cudnnActivationDescriptor_t);
+           cudnnTensorDescriptor_t yd = EXEC_STK(cudnnTensorDescriptor_t); void *y = EXEC_STK(void *);))

@@ -87,11 +87,40 @@ struct cg_counter cg_count[CG_NHOOKS];
     CG_SLOW(CG_SLOT_DRV, DRV, ret, name, params, args, drv_##name, name)                                             \
     CG_EXPORT ret name params CG_ENTRY_BODY(CG_SLOT_DRV, DRV, ret, name, args, drv_##name)
 
+/* CG_HOOK_EXEC (the legacy convolution executions, 13 or 18 arguments): the
+ * entry makes the real call itself instead of inlining a wrapper, so that gcc
+ * copies the stack arguments for it with `push mem` and keeps nothing in
+ * callee-saved registers: the register arguments and real go to a
+ * thread-local with plain stores (cg_exec_save), and a failure hands the
+ * cold cg_wf_<name> (cudnn.c) the addresses of the entry's own stack
+ * arguments, which the callee cannot have changed (it owns only the copies). */
+#define CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, self)                                           \
+    {                                                                                                          \
+        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
+        if (CG_UNLIKELY(!real))                                                                                \
+            return cg_slow_##self args;                                                                        \
+        atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
+        cg_exec_save((const void *)real, CG_UNPAREN regs);                                                     \
+        ret r = real args;                                                                                     \
+        if (CG_UNLIKELY(r != 0))                                                                               \
+            return cg_wf_##name(r, CG_UNPAREN stack);                                                          \
+        return r;                                                                                              \
+    }
+#define CG_XVENTRY(slot, tag, ver, fam, ret, name, params, args, regs, stack)                                 \
+    CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                             \
+    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
+        CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, tag##_##name)
+#define CG_XENTRIES_CUDNN(ret, name, params, args, regs, stack)                                               \
+    CG_XVENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args, regs, stack)         \
+    CG_XVENTRY(CG_SLOT_CUDNN8, cudnn8, "libcudnn.so.8", CUDNN, ret, name, params, args, regs, stack)
+
 #define CG_HOOK(fam, ret, name, params, args) CG_ENTRIES_##fam(ret, name, params, args)
 #define CG_HOOK_PLAIN CG_HOOK
+#define CG_HOOK_EXEC(fam, ret, name, params, args, regs, stack) CG_XENTRIES_##fam(ret, name, params, args, regs, stack)
 #include "hooks.def"
 #undef CG_HOOK
 #undef CG_HOOK_PLAIN
+#undef CG_HOOK_EXEC
 
 /* Generated wrappers for CG_HOOK_PLAIN: the call, and an event on failure. */
 #define CG_HOOK(fam, ret, name, params, args)

@@ -69,6 +69,17 @@ check "exec: algo 2 asked (needs 512 MiB), algo 0 given; no conv_exec_failed sin
     (map(select(.ev=="fallback")) | .[0] | .algo_asked == 2 and .algo_given == 0 and .asked == 536870912
      and (.why | test("BAD_PARAM")))
     and (map(select(.ev=="conv_exec_failed")) | length == 0)'
+# the same after a first execution, so that the failing one goes through the entry's fast path
+# (its failure path reads the stack arguments where the program put them)
+mkdir -p "$WORK/execwarm"
+env $FB_REF_ENV CLIENT_WS_MB=64 CLIENT_WARM=1 CONVGUARD_FALLBACK=1 CONVGUARD_DIR="$WORK/execwarm" LD_PRELOAD="$SHIM" \
+    "$C" exec >"$WORK/execwarm.out" 2>/dev/null
+check "exec after a warm-up: algo 2 asked, algo 0 given, same result" eval "
+    grep -q '^warm-up = 0' '$WORK/execwarm.out' && grep -q '^exit 0' '$WORK/execwarm.out' &&
+    diff <(grep '^y sum' '$WORK/exec.ref') <(grep '^y sum' '$WORK/execwarm.out') >/dev/null &&
+    jq -e -s '(map(select(.ev==\"fallback\")) | .[0] | .algo_asked == 2 and .algo_given == 0
+    and .asked == 536870912 and .given == 0 and (.why | test(\"67108864 were given\")))
+    and (map(select(.ev==\"conv_exec_failed\")) | length == 0) and .[-1].calls.cudnnConvolutionForward == 2' '$(trace_of "$WORK/execwarm")'"
 # an algorithm that cannot run for another reason is left alone
 mkdir -p "$WORK/execbad"
 env $FB_REF_ENV CLIENT_ALGO=7 CONVGUARD_FALLBACK=1 CONVGUARD_DIR="$WORK/execbad" LD_PRELOAD="$SHIM" "$C" exec \

@@ -15,7 +15,7 @@ while read -r fam name; do
     esac
     [ -e "$f" ] || continue
     nm -D --defined-only "$f" | awk '{print $3}' | sed 's/@.*//' | grep -qx "$name" || missing="$missing $name"
-done < <(grep -oE '^CG_HOOK(_PLAIN)?\((CUDNN|CUDART|DRV), *[A-Za-z_0-9]+, *[A-Za-z_0-9]+' "$ROOT/shim/hooks.def" |
-         sed -E 's/^CG_HOOK(_PLAIN)?\(([A-Z]+), *[A-Za-z_0-9]+, *([A-Za-z_0-9]+)/\2 \3/')
+done < <(grep -oE '^CG_HOOK(_PLAIN|_EXEC)?\((CUDNN|CUDART|DRV), *[A-Za-z_0-9]+, *[A-Za-z_0-9]+' "$ROOT/shim/hooks.def" |
+         sed -E 's/^CG_HOOK(_PLAIN|_EXEC)?\(([A-Z]+), *[A-Za-z_0-9]+, *([A-Za-z_0-9]+)/\2 \3/')
 check "every hooked name is exported by the real library of its family${missing:+ (missing:$missing)}" test -z "$missing"
 finish
