@@ -171,6 +171,15 @@ static __attribute__((noinline)) int on_freed(uint64_t size)
 static __thread struct {
     unsigned depth;
     int inner_status; /* a nested driver failure inside the runtime call */
+    /* A driver call of the program's own (depth 0): what the work after the
+     * real call needs, stored by the entry (where this struct's address is
+     * at hand for the depth test) instead of kept in callee-saved registers
+     * across the call.  The real driver function does not call our entries
+     * on this thread, so nothing else writes them meanwhile. */
+    const void *caller;            /* for a failure */
+    const unsigned long long *a_out; /* allocation: where the pointer or handle went */
+    uint64_t a_size;                 /* allocation: its size */
+    unsigned long long f_key;        /* free: the pointer or handle, for a failure */
 } rt;
 
 /* ---- routes: which entry loader.c handed to which module, by which route */
@@ -481,44 +490,60 @@ static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, 
 }
 
 /* One driver hook: the nested path, the wrapper's own work (out of line,
- * with its frame), and cg_w_<name>, which the entries inline. */
-#define DRV_HOOK(name, alloc, params, args, own_body)                                                            \
+ * its parameters first and real last, so that the real call finds them in
+ * place), and cg_w_<name>, which the entries inline: the depth test and, on
+ * the program's own path, the stores into rt that the work after the call
+ * reads (see rt). */
+#define DRV_NESTED(name, alloc, params, args)                                                                    \
     static __attribute__((noinline)) CUresult nested_##name(cg_t_##name real, CG_UNPAREN params)                 \
     {                                                                                                            \
         CUresult r = real args;                                                                                  \
         if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                      \
             nested_failed(CG_H_##name, r, alloc);                                                                \
         return r;                                                                                                \
+    }
+
+#define DRV_ALLOC(name, table, out, size, params, args)                                                          \
+    DRV_NESTED(name, true, params, args)                                                                         \
+    static __attribute__((noinline)) CUresult own_##name(CG_UNPAREN params, cg_t_##name real)                    \
+    {                                                                                                            \
+        CUresult r = real args;                                                                                  \
+        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
+            const unsigned long long *o_ = rt.a_out;                                                               \
+            if (o_)                                                                                              \
+                return (CUresult)on_alloc(table, (uintptr_t)*o_, rt.a_size);                                       \
+            return r;                                                                                            \
+        }                                                                                                        \
+        alloc_failed(CG_H_##name, rt.caller, rt.a_size, r, 0);                                                     \
+        return r;                                                                                                \
     }                                                                                                            \
-    static __attribute__((noinline)) CUresult own_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)         \
-        own_body                                                                                                 \
     CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                         \
     {                                                                                                            \
         if (rt.depth)                                                                                            \
             return nested_##name(real, CG_UNPAREN args);                                                         \
-        return own_##name(real, caller, CG_UNPAREN args);                                                        \
+        rt.caller = caller;                                                                                      \
+        rt.a_out = out;                                                                                          \
+        rt.a_size = size;                                                                                        \
+        return own_##name(CG_UNPAREN args, real);                                                                \
     }
 
-#define DRV_ALLOC(name, table, out, size, params, args)                                                          \
-    DRV_HOOK(name, true, params, args, {                                                                         \
-        CUresult r = real args;                                                                                  \
-        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
-            if (out)                                                                                             \
-                return (CUresult)on_alloc(table, (uintptr_t)*out, size);                                         \
-            return r;                                                                                            \
-        }                                                                                                        \
-        alloc_failed(CG_H_##name, caller, size, r, 0);                                                           \
-        return r;                                                                                                \
-    })
-
 #define DRV_FREE(name, table, key, params, args)                                                                 \
-    DRV_HOOK(name, false, params, args, {                                                                        \
+    DRV_NESTED(name, false, params, args)                                                                        \
+    static __attribute__((noinline)) CUresult own_##name(CG_UNPAREN params, cg_t_##name real)                    \
+    {                                                                                                            \
         uint64_t size = table_take(table, (uintptr_t)key);                                                       \
         CUresult r = real args;                                                                                  \
         if (CG_LIKELY(r == CUDA_SUCCESS && size != NOT_KNOWN))                                                   \
             return (CUresult)on_freed(size);                                                                     \
-        return (CUresult)free_other(CG_H_##name, &table[0] == &handle_table[0], (uintptr_t)key, size, r);                                \
-    })
+        return (CUresult)free_other(CG_H_##name, &table[0] == &handle_table[0], (uintptr_t)rt.f_key, size, r);   \
+    }                                                                                                            \
+    CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                         \
+    {                                                                                                            \
+        if (rt.depth)                                                                                            \
+            return nested_##name(real, CG_UNPAREN args);                                                         \
+        rt.f_key = key;                                                                                          \
+        return own_##name(CG_UNPAREN args, real);                                                                \
+    }
 
 DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size), (ptr, size))
 DRV_ALLOC(cuMemAllocAsync, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size, CUstream s), (ptr, size, s))
