@@ -180,6 +180,8 @@ static __thread struct {
     const unsigned long long *a_out; /* allocation: where the pointer or handle went */
     uint64_t a_size;                 /* allocation: its size */
     unsigned long long f_key;        /* free: the pointer or handle, for a failure */
+    void *const *r_out;              /* runtime allocation: where the pointer went */
+    uint64_t f_size;                 /* runtime free: the block's size, NOT_KNOWN */
 } rt;
 
 /* ---- routes: which entry loader.c handed to which module, by which route */
@@ -427,41 +429,51 @@ void cg_gpumem_exit(struct cg_ev *e)
 }
 
 /* ---- the wrappers.  Runtime level: depth raised around the real call. */
+/* What the work after the real call needs goes to rt, as at the driver level
+ * (the driver wrappers run nested inside, at depth > 0, and leave it alone).
+ * always_inline: LTO inlines them into the entries (see cudnn.c). */
 #define RT_ALLOC(name, ptr, size, call)                                                                          \
     {                                                                                                            \
         rt.inner_status = 0;                                                                                     \
+        rt.caller = caller;                                                                                      \
+        rt.r_out = ptr;                                                                                          \
+        rt.a_size = size;                                                                                        \
         rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
         if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
-            if (ptr && *ptr)                                                                                     \
-                return (cudaError_t)on_alloc(ptr_table, (uintptr_t)*ptr, size);                                  \
+            void *const *o_ = rt.r_out;                                                                          \
+            if (o_ && *o_)                                                                                       \
+                return (cudaError_t)on_alloc(ptr_table, (uintptr_t)*o_, rt.a_size);                              \
             return r;                                                                                            \
         }                                                                                                        \
-        alloc_failed(CG_H_##name, caller, size, r, rt.inner_status);                                             \
+        alloc_failed(CG_H_##name, rt.caller, rt.a_size, r, rt.inner_status);                                     \
         return r;                                                                                                \
     }
 
 #define RT_FREE(name, ptr, call)                                                                                 \
     {                                                                                                            \
         uint64_t size = table_take(ptr_table, (uintptr_t)ptr);                                                   \
+        rt.f_key = (uintptr_t)ptr;                                                                               \
+        rt.f_size = size;                                                                                        \
         rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
+        size = rt.f_size;                                                                                        \
         if (CG_LIKELY(r == cudaSuccess && size != NOT_KNOWN))                                                    \
             return (cudaError_t)on_freed(size);                                                                  \
-        return (cudaError_t)free_other(CG_H_##name, false, (uintptr_t)ptr, size, r);                         \
+        return (cudaError_t)free_other(CG_H_##name, false, (uintptr_t)rt.f_key, size, r);                        \
     }
 
-cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, CG_CALLER, void **ptr, size_t size)
+inline __attribute__((always_inline)) cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, CG_CALLER, void **ptr, size_t size)
     RT_ALLOC(cudaMalloc, ptr, size, real(ptr, size))
 
-cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, CG_CALLER, void **ptr, size_t size, cudaStream_t s)
+inline __attribute__((always_inline)) cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, CG_CALLER, void **ptr, size_t size, cudaStream_t s)
     RT_ALLOC(cudaMallocAsync, ptr, size, real(ptr, size, s))
 
-cudaError_t cg_w_cudaFree(cg_t_cudaFree real, CG_CALLER, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
+inline __attribute__((always_inline)) cudaError_t cg_w_cudaFree(cg_t_cudaFree real, CG_CALLER, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
 
-cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, CG_CALLER, void *ptr, cudaStream_t s)
+inline __attribute__((always_inline)) cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, CG_CALLER, void *ptr, cudaStream_t s)
     RT_FREE(cudaFreeAsync, ptr, real(ptr, s))
 
 cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *free_bytes, size_t *total_bytes)
