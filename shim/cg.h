@@ -57,18 +57,24 @@ enum cg_hook_id {
  * stores, instead of in callee-saved registers across the real call: real
  * and the 6 register arguments (pointers in every such hook).  Only these
  * entries write it; the real function does not call them on the same thread
- * (cuDNN calls itself directly), and the failure path copies it out first. */
+ * (cuDNN calls itself directly), and the failure path copies it out first.
+ * Should a callback re-enter one of them on this thread all the same (a
+ * profiler's), the stamp no longer matches the failing call's own stack
+ * argument: the failure path then steps aside (no retry, no arguments read
+ * from here) instead of using the inner call's values. */
 struct cg_exec_call {
     const void *real;
+    const void *stk; /* the address of the entry's first stack argument: a stamp of this call */
     const void *reg[6];
 };
 extern __thread struct cg_exec_call cg_exec_call;
-static inline __attribute__((always_inline)) void cg_exec_save(const void *real, const void *a0, const void *a1,
-                                                              const void *a2, const void *a3, const void *a4,
-                                                              const void *a5)
+static inline __attribute__((always_inline)) void cg_exec_save(const void *real, const void *stk, const void *a0,
+                                                              const void *a1, const void *a2, const void *a3,
+                                                              const void *a4, const void *a5)
 {
     struct cg_exec_call *c = &cg_exec_call;
     c->real = real;
+    c->stk = stk;
     c->reg[0] = a0;
     c->reg[1] = a1;
     c->reg[2] = a2;

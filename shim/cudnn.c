@@ -604,6 +604,15 @@ __thread struct cg_exec_call cg_exec_call;
         struct cg_exec_call c_ = cg_exec_call;                                                                   \
         va_list ap_;                                                                                             \
         va_start(ap_, r);                                                                                        \
+        va_list stamp_;                                                                                          \
+        va_copy(stamp_, ap_);                                                                                    \
+        const void *first_ = va_arg(stamp_, const void *);                                                       \
+        va_end(stamp_);                                                                                          \
+        if (CG_UNLIKELY(first_ != c_.stk)) { /* re-entered on this thread: step aside */                         \
+            va_end(ap_);                                                                                         \
+            cg_hook_failed(CG_H_##name, r);                                                                      \
+            return r;                                                                                            \
+        }                                                                                                        \
         CG_UNPAREN unpack                                                                                        \
         va_end(ap_);                                                                                             \
         return exec_failed_##name((cg_t_##name)c_.real, r, CG_UNPAREN args);                                    \

@@ -94,13 +94,15 @@ struct cg_counter cg_count[CG_NHOOKS];
  * thread-local with plain stores (cg_exec_save), and a failure hands the
  * cold cg_wf_<name> (cudnn.c) the addresses of the entry's own stack
  * arguments, which the callee cannot have changed (it owns only the copies). */
+#define CG_EXEC_FIRST(a, ...) (a)
+#define CG_EXEC_STAMP CG_EXEC_FIRST
 #define CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, self)                                           \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
             return cg_slow_##self args;                                                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
-        cg_exec_save((const void *)real, CG_UNPAREN regs);                                                     \
+        cg_exec_save((const void *)real, CG_EXEC_STAMP stack, CG_UNPAREN regs);                                 \
         ret r = real args;                                                                                     \
         if (CG_UNLIKELY(r != 0))                                                                               \
             return cg_wf_##name(r, CG_UNPAREN stack);                                                          \

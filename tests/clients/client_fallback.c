@@ -64,6 +64,17 @@ static void print_perf(const char *what, cudnnStatus_t s, int n, const cudnnConv
         printf("  algo %d status %d workspace %zu\n", p[i].algo, p[i].status, p[i].memory);
 }
 
+/* CLIENT_REENTER=1: called by the cuDNN double from inside the next cudnnConvolutionForward */
+static cudnnStatus_t reenter_cb(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd, const void *x,
+                                cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t cd,
+                                cudnnConvolutionFwdAlgo_t algo, void *ws, size_t wsb, const void *beta,
+                                cudnnTensorDescriptor_t yd, void *y)
+{
+    cudnnStatus_t st = cudnnConvolutionForward(h, alpha, xd, x, wd, w, cd, algo, ws, wsb, beta, yd, y);
+    printf("re-entered cudnnConvolutionForward = %d\n", st);
+    return st;
+}
+
 static int run(int algo, void *ws, size_t ws_bytes)
 {
     float one = 1.0f, zero = 0.0f;
@@ -192,6 +203,15 @@ int main(int argc, char **argv)
              * fast entry (the first call through a PLT resolves the real function) */
             float one = 1.0f, zero = 0.0f;
             printf("warm-up = %d\n", cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, 0, NULL, 0, &zero, yd, y));
+        }
+        if (env_long("CLIENT_REENTER", 0)) {
+            /* a profiler-like callback that re-enters cudnnConvolutionForward (through our PLT) on
+             * this thread while the library is inside the program's own call */
+            void *cnn = dlopen("libcudnn_cnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+            void (*set)(void *) = cnn ? (void (*)(void *))dlsym(cnn, "cgtestSetConvCallback") : NULL;
+            printf("re-entering callback %s\n", set ? "set" : "not available");
+            if (set)
+                set((void *)reenter_cb);
         }
         return run((int)env_long("CLIENT_ALGO", 2), ws, wsb);
     }

@@ -16,7 +16,10 @@
  *  - Convolution*: workSpaceSizeInBytes below the algorithm's -> BAD_PARAM;
  *    otherwise computed on the CPU (float32, NCHW, groups 1, direct loops,
  *    alpha/beta honoured; beta 0 never reads the output).
- * Device pointers are host memory (see the libcuda.so.1 double). */
+ * Device pointers are host memory (see the libcuda.so.1 double).
+ *  - cgtestSetConvCallback(fn): the next cudnnConvolutionForward first calls
+ *    fn once with its own arguments, on the same thread: a profiler's
+ *    callback that re-enters cuDNN (fn may call cudnnConvolutionForward). */
 #include <stdlib.h>
 #include <string.h>
 #include "cudnn_int.h"
@@ -458,10 +461,21 @@ API cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
 API cudnnStatus_t cudnnConvolutionForward(
     cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t x, const void *xp, cudnnFilterDescriptor_t w,
     const void *wp, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+    const void *beta, cudnnTensorDescriptor_t y, void *yp);
+static __typeof__(&cudnnConvolutionForward) conv_callback;
+API void cgtestSetConvCallback(void *fn) { __atomic_store_n((void **)&conv_callback, fn, __ATOMIC_RELEASE); }
+
+API cudnnStatus_t cudnnConvolutionForward(
+    cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t x, const void *xp, cudnnFilterDescriptor_t w,
+    const void *wp, cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
     const void *beta, cudnnTensorDescriptor_t y, void *yp)
 {
     struct geo g;
     cudnnStatus_t st = GEO_FWD;
+    /* cgtestSetConvCallback: called once, before the work, with the same arguments */
+    __typeof__(&cudnnConvolutionForward) cb = __atomic_exchange_n(&conv_callback, NULL, __ATOMIC_ACQ_REL);
+    if (cb)
+        cb(h, alpha, x, xp, w, wp, conv, algo, ws, ws_bytes, beta, y, yp);
     return run(FWD, h, st, &g, algo, ws, ws_bytes, alpha, beta, xp, wp, yp);
 }
 

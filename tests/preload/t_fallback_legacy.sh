@@ -80,6 +80,21 @@ check "exec after a warm-up: algo 2 asked, algo 0 given, same result" eval "
     jq -e -s '(map(select(.ev==\"fallback\")) | .[0] | .algo_asked == 2 and .algo_given == 0
     and .asked == 536870912 and .given == 0 and (.why | test(\"67108864 were given\")))
     and (map(select(.ev==\"conv_exec_failed\")) | length == 0) and .[-1].calls.cudnnConvolutionForward == 2' '$(trace_of "$WORK/execwarm")'"
+# a callback re-entering cudnnConvolutionForward on the same thread while the program's own call is
+# inside cuDNN (a profiler's): the inner call is its own (rescued), and the outer one's failure path
+# sees that the thread-local it would read belongs to the inner call, so it steps aside (no retry,
+# no arguments read from it): the program gets what it would have got without the shim
+mkdir -p "$WORK/reenter"
+env $FB_REF_ENV CLIENT_WS_MB=64 CLIENT_WARM=1 CLIENT_REENTER=1 "$C" exec >"$WORK/reenter.plain" 2>/dev/null
+env $FB_REF_ENV CLIENT_WS_MB=64 CLIENT_WARM=1 CLIENT_REENTER=1 CONVGUARD_FALLBACK=1 CONVGUARD_DIR="$WORK/reenter" \
+    LD_PRELOAD="$SHIM" "$C" exec >"$WORK/reenter.out" 2>/dev/null
+check "re-entered on the same thread: the callback ran, the outer call still fails as without the shim (exit 3)" eval "
+    grep -q '^re-entering callback set' '$WORK/reenter.out' && grep -q '^exit 3' '$WORK/reenter.plain' &&
+    grep -q '^exit 3' '$WORK/reenter.out'"
+check "re-entered: the inner call rescued (one fallback event), the outer one a call_failed, no retry for it" jqt "$(trace_of "$WORK/reenter")" '
+    (map(select(.ev=="fallback")) | length == 1) and
+    (map(select(.ev=="call_failed" and .fn=="cudnnConvolutionForward" and .status==2000)) | length == 1) and
+    .[-1].calls.cudnnConvolutionForward == 3'
 # an algorithm that cannot run for another reason is left alone
 mkdir -p "$WORK/execbad"
 env $FB_REF_ENV CLIENT_ALGO=7 CONVGUARD_FALLBACK=1 CONVGUARD_DIR="$WORK/execbad" LD_PRELOAD="$SHIM" "$C" exec \
