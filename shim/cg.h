@@ -224,6 +224,9 @@ struct cg_obj {
     int phnum;
 };
 bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
+/* libs.c: "caller" (the object holding this return address, "(main program)",
+ * or null) and "caller_offset" into an event. */
+void cg_ev_caller(struct cg_ev *e, const void *caller);
 /* Calls fn for every loaded object; stops when fn returns non-zero. */
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
 const char *cg_elf_soname(const struct cg_obj *o);

@@ -30,13 +30,7 @@ static void code_load_failed(int hook, CUresult r, const void *caller, const cha
     cg_ev_str(&e, "status_name", cg_cu_result_name(r));
     if (file)
         cg_ev_str(&e, "file", file);
-    struct cg_obj o;
-    if (caller && cg_elf_find_obj(caller, &o)) {
-        cg_ev_str(&e, "caller", o.name[0] ? o.name : "(main program)");
-        cg_ev_hex(&e, "caller_offset", (uintptr_t)caller - o.base);
-    } else {
-        cg_ev_raw(&e, "caller", "null");
-    }
+    cg_ev_caller(&e, caller);
     cg_ev_gpu_mem(&e, "mem", &s.mem);
     cg_gpumem_exit(&e); /* "gpu_mem": this process's own live bytes and largest allocation */
     cg_ev_gpu_devices(&e, &s);

@@ -359,13 +359,7 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_ev_u64(&e, "live", atomic_load(&live));
         cg_ev_u64(&e, "peak", atomic_load(&peak));
         cg_ev_u64(&e, "largest_ok", atomic_load(&largest_ok));
-        struct cg_obj o;
-        if (caller && cg_elf_find_obj(caller, &o)) {
-            cg_ev_str(&e, "caller", o.name[0] ? o.name : "(main program)");
-            cg_ev_hex(&e, "caller_offset", (uintptr_t)caller - o.base);
-        } else {
-            cg_ev_raw(&e, "caller", "null");
-        }
+        cg_ev_caller(&e, caller);
         cg_ev_gpu_devices(&e, &st);
         if (oom)
             cg_ev_gpu_holders(&e, &st);

@@ -116,7 +116,10 @@ static void flags_str(int flags, char *out, size_t cap)
         cg_strlcpy(out + n, "|RTLD_LOCAL", cap - n);
 }
 
-static void caller_str(const void *caller, struct cg_ev *e)
+/* "caller": the object a return address lies in, "caller_offset": where in it
+ * (null when no loaded object holds it).  Shared by every event that names who
+ * called: dlopen, alloc_failed, code_load_failed. */
+void cg_ev_caller(struct cg_ev *e, const void *caller)
 {
     struct cg_obj o;
     if (caller && cg_elf_find_obj(caller, &o)) {
@@ -260,7 +263,7 @@ static void dlopen_event(struct cg_ev *e, char *b, size_t cap, const char *file,
     cg_ev_begin(e, b, cap, "dlopen");
     cg_ev_str(e, "name", file);
     cg_ev_str(e, "flags", fl);
-    caller_str(caller, e);
+    cg_ev_caller(e, caller);
     cg_ev_bool(e, "ok", ok);
 }
 
