@@ -74,5 +74,6 @@ bool cg_gpumem_last_failure(struct cg_alloc_failure *out);
 uint64_t cg_gpumem_failures(void); /* allocation failures so far */
 /* exit: "gpu_mem":{live, peak, allocs, frees, largest_ok, alloc_failures, ...} */
 void cg_gpumem_exit(struct cg_ev *e);
+void cg_gpumem_after_fork(void); /* a forked child: its own counts */
 
 #endif
