@@ -13,7 +13,7 @@ endif
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE $(CWARN)
 SHIM_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
-               -ftls-model=initial-exec $(LTO) -DCONVGUARD_VERSION='"$(VERSION)"'
+               -ftls-model=initial-exec $(LTO) $(if $(LTO),-DCG_WRAPPERS_INLINED) -DCONVGUARD_VERSION='"$(VERSION)"'
 SHIM_SRC := $(wildcard shim/*.c)
 SHIM_ASM := $(wildcard shim/*.S)
 SHIM_OBJ := $(patsubst shim/%.c,$(BUILD)/shim/%.o,$(SHIM_SRC)) $(patsubst shim/%.S,$(BUILD)/shim/%.o,$(SHIM_ASM))

@@ -55,7 +55,7 @@ const char *cg_cudnn_status_name(int slot, int status);
 const char *cg_cuda_error_name(int err);  /* cudaError_t */
 const char *cg_cu_result_name(int res);   /* CUresult */
 
-/* ---- gpumem.c: live bytes, peak and failures on every route */
+/* ---- gpumem.c: live bytes, largest allocation and failures on every route */
 enum cg_route { CG_ROUTE_PLT, CG_ROUTE_DLSYM, CG_ROUTE_ENTRY_POINT };
 /* loader.c tells which entries it handed out, to whom, by which route. */
 void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route);
@@ -72,7 +72,8 @@ struct cg_alloc_failure {
 };
 bool cg_gpumem_last_failure(struct cg_alloc_failure *out);
 uint64_t cg_gpumem_failures(void); /* allocation failures so far */
-/* exit: "gpu_mem":{live, peak, allocs, frees, largest_ok, alloc_failures, ...} */
+/* exit: "gpu_mem":{live, allocs, frees, largest_ok, alloc_failures, ...} */
 void cg_gpumem_exit(struct cg_ev *e);
+void cg_gpumem_after_fork(void); /* a forked child: its own counts */
 
 #endif

@@ -1,22 +1,18 @@
 /* gpumem.c - GPU memory on all three routes: how much this process holds,
- * its peak, and every failed allocation in bytes.
+ * the largest allocation that worked, and every failed allocation in bytes.
  *
  * Hot path (an allocation or a free that succeeds): the real call, then a
- * few relaxed atomics: live/peak/largest counters and one slot of a
- * lock-free open-addressing table that remembers each pointer's size (the
- * free calls do not say it).  No syscall, no lock, no formatting.  Failures
+ * few relaxed atomics: the live bytes, the largest allocation, and one slot
+ * of a lock-free open-addressing table that remembers each pointer's size
+ * (the free calls do not say it).  No syscall, no lock, no formatting.  Failures
  * write an `alloc_failed` event with the GPU's free/total memory at that
  * moment, this process's live bytes, the largest allocation that worked,
  * the holders (NVML) and the caller.
  *
- * Counting once: cudaMalloc (reached by the PLT or dlsym) calls
- * cuMemAlloc_v2 inside libcudart through an entry point that is ours too.
- * A thread-local depth, raised around every runtime-level call, makes the
- * driver wrappers forward untouched while it is non-zero: the allocation is
- * counted once, at the level the program called.  Chosen over matching
- * pointers because it costs two thread-local increments and no lookups,
- * and it stays right when cudart pools or splits allocations.  A nested
- * driver failure is kept (driver_status) for the runtime-level event. */
+ * Counting once: memory is counted at the driver, where it is obtained;
+ * cudaMalloc's own cuMemAlloc_v2 inside libcudart reaches our driver entry
+ * (see "the wrappers" below), and the runtime wrappers only report failures,
+ * with the driver's status of a failure inside them (driver_status). */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -25,38 +21,59 @@
 #include "gpuinfo.h"
 
 /* ---- counters */
-static _Atomic uint64_t live, peak, allocs, frees, largest_ok;
-static _Atomic uint64_t failures, failures_unwritten, untracked, unknown_frees;
+/* No allocation or free counter of its own: the entries' call counters
+ * already count them (count_allocs, count_frees), and every instruction on
+ * an allocation's path is paid on every call.  No peak either (see
+ * docs/performance.md: it cost 4 instructions per allocation). */
+static _Atomic uint64_t live, largest_ok;
+static _Atomic uint64_t failures, failures_unwritten, untracked, unknown_frees, null_frees;
 #define MAX_FAILURE_EVENTS 256 /* past this, alloc_failed events are counted, not written */
 
 /* ---- pointer (and VMM handle) -> size.  Open addressing, at most PROBES
  * slots from a key's hash; freed slots become tombstones that later keys
  * reuse, so lookups stay bounded however long the program runs.  A key that
- * finds no slot is counted in `untracked` and left out of live bytes. */
+ * finds no slot is counted in `untracked` and left out of live bytes.
+ * A slot is free when its key, read as signed, is <= 0: EMPTY (0) or TOMB
+ * (all ones); device pointers and handles are positive.  Slot 0 is taken for
+ * good at start (key RESERVED): hash(0) is 0, so a free of NULL can never find
+ * an EMPTY slot's key equal to it at the first probe, and the hot paths need
+ * no test for 0. */
 #define TABLE_BITS 16
 #define TABLE_SIZE (1u << TABLE_BITS)
 #define PROBES 32
 #define EMPTY ((uintptr_t)0)
-#define TOMB ((uintptr_t)1)
+#define TOMB (~(uintptr_t)0)
+#define RESERVED ((uintptr_t)1)
 struct slot {
     _Atomic uintptr_t key;
     _Atomic uint64_t size;
 };
 static struct slot ptr_table[TABLE_SIZE], handle_table[TABLE_SIZE];
 
+static inline bool slot_free(uintptr_t key) { return (intptr_t)key <= 0; }
+
 static inline uint32_t hash(uintptr_t k)
 {
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS));
 }
 
+/* Before any wrapper runs (the shim's constructor runs later: priority). */
+__attribute__((constructor(101))) static void table_reserve(void)
+{
+    atomic_store_explicit(&ptr_table[0].key, RESERVED, memory_order_relaxed);
+    atomic_store_explicit(&handle_table[0].key, RESERVED, memory_order_relaxed);
+}
+
 /* Claims a slot for k.  One compare-and-swap on the key (two threads may
- * want the same empty slot); the size is written after it, by the owner.
- * The first probe inline (it nearly always claims), the rest out of line. */
+ * want the same free slot); the size is written after it, by the owner.
+ * The first probe is inline (it nearly always claims); the rest here. */
 static __attribute__((noinline)) bool table_put_more(struct slot *t, uintptr_t k, uint64_t size, uint32_t i)
 {
+    if (slot_free(k) || k == RESERVED)
+        return false;
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-        if (cur <= TOMB &&
+        if (slot_free(cur) &&
             atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
             atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
             return true;
@@ -69,7 +86,7 @@ static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
 {
     uint32_t i = hash(k);
     uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-    if (CG_LIKELY(cur <= TOMB) &&
+    if (CG_LIKELY(slot_free(cur)) &&
         atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
         atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
         return true;
@@ -77,43 +94,32 @@ static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
     return table_put_more(t, k, size, i);
 }
 
-/* Removes k and returns its size, NOT_KNOWN when k is not in the table.
- * Called BEFORE the real free: once the driver has the address back it may
- * hand it out again at once, and the new owner's entry must not be confused
- * with this one.  A plain store, no compare-and-swap: while a slot holds k no
- * other key can take it, and only the thread freeing k looks for k.  The
- * first probe inline, the rest out of line. */
+/* Sizes read for a block the table does not know. */
 #define NOT_KNOWN UINT64_MAX /* no block has this size */
-static __attribute__((noinline)) uint64_t table_take_more(struct slot *t, uintptr_t k, uint32_t i)
+
+/* &t[hash(k)], computed as a byte offset: one shift and a mask instead of a
+ * shift, a copy, a shift and an add (the entries compute it on every call). */
+static inline struct slot *slot_of(struct slot *t, uintptr_t k)
 {
-    for (int n = 1; n < PROBES; n++) {
-        i = (i + 1) & (TABLE_SIZE - 1);
-        uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-        if (cur == k) {
-            uint64_t size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
-            atomic_store_explicit(&t[i].key, TOMB, memory_order_relaxed);
-            return size;
-        }
-        if (cur == EMPTY)
-            return NOT_KNOWN;
-    }
-    return NOT_KNOWN;
+    _Static_assert(sizeof(struct slot) == 16, "slot_of assumes 16-byte slots");
+    uint64_t off = ((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS - 4) & ((uint64_t)(TABLE_SIZE - 1) << 4);
+    return (struct slot *)((char *)t + off);
 }
 
-static inline uint64_t table_take(struct slot *t, uintptr_t k)
+/* The slot that holds k, NULL when k is not in the table. */
+static struct slot *table_find(struct slot *t, uintptr_t k)
 {
-    if (CG_UNLIKELY(k <= TOMB))
-        return NOT_KNOWN;
+    if (slot_free(k) || k == RESERVED)
+        return NULL;
     uint32_t i = hash(k);
-    uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-    if (CG_LIKELY(cur == k)) {
-        uint64_t size = atomic_load_explicit(&t[i].size, memory_order_relaxed);
-        atomic_store_explicit(&t[i].key, TOMB, memory_order_relaxed);
-        return size;
+    for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+        uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
+        if (cur == k)
+            return &t[i];
+        if (cur == EMPTY)
+            return NULL;
     }
-    if (cur == EMPTY)
-        return NOT_KNOWN;
-    return table_take_more(t, k, i);
+    return NULL;
 }
 
 static inline void max_into(_Atomic uint64_t *m, uint64_t v)
@@ -124,65 +130,82 @@ static inline void max_into(_Atomic uint64_t *m, uint64_t v)
         ;
 }
 
-static __attribute__((noinline, cold)) void on_untracked(void)
-{
-    atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
-}
-
 static __attribute__((noinline, cold)) void grow(_Atomic uint64_t *m, uint64_t v)
 {
     max_into(m, v);
 }
 
-/* A successful allocation: two read-modify-writes besides the slot's
- * (the count and the live bytes; peak and largest only when they grow).
- * A leaf of its own that returns success (0), so the wrappers reach it by a
- * tail call once the real call is done: none of its work needs their frame. */
-static __attribute__((noinline)) int on_alloc(struct slot *t, uintptr_t k, uint64_t size)
+/* The table's first probe was taken: the rest of the run, then live. */
+static __attribute__((noinline, cold)) void on_alloc_more(struct slot *t, uintptr_t k, uint64_t size)
 {
-    atomic_fetch_add_explicit(&allocs, 1, memory_order_relaxed);
+    if (!table_put_more(t, k, size, hash(k))) {
+        atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&live, size, memory_order_relaxed);
+}
+
+/* A successful allocation of `size` bytes at k: largest, the table's first
+ * probe with its compare-and-swap, live.  Inline in the entries; the rest
+ * out of line. */
+static inline __attribute__((always_inline)) void on_alloc(struct slot *t, uintptr_t k, uint64_t size)
+{
     if (CG_UNLIKELY(size > atomic_load_explicit(&largest_ok, memory_order_relaxed)))
         grow(&largest_ok, size);
-    if (CG_UNLIKELY(k <= TOMB || !table_put(t, k, size))) {
-        on_untracked();
-        return 0;
+    struct slot *s = slot_of(t, k);
+    uintptr_t cur = atomic_load_explicit(&s->key, memory_order_relaxed);
+    if (CG_UNLIKELY(!slot_free(cur)) ||
+        CG_UNLIKELY(!atomic_compare_exchange_strong_explicit(&s->key, &cur, k, memory_order_relaxed,
+                                                             memory_order_relaxed))) {
+        on_alloc_more(t, k, size);
+        return;
     }
-    uint64_t now = atomic_fetch_add_explicit(&live, size, memory_order_relaxed) + size;
-    if (CG_UNLIKELY(now > atomic_load_explicit(&peak, memory_order_relaxed)))
-        grow(&peak, now);
-    return 0;
+    atomic_store_explicit(&s->size, size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live, size, memory_order_relaxed);
 }
 
-static __attribute__((noinline, cold)) void on_unknown_free(void)
+/* A successful free of the block in slot s: out of the table and of live. */
+static inline __attribute__((always_inline)) void on_freed(struct slot *s)
 {
-    atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
-}
-
-/* A successful free of a known block: a leaf that returns success (0). */
-static __attribute__((noinline)) int on_freed(uint64_t size)
-{
+    uint64_t size = atomic_load_explicit(&s->size, memory_order_relaxed);
+    atomic_store_explicit(&s->key, TOMB, memory_order_relaxed);
     atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
-    atomic_fetch_add_explicit(&frees, 1, memory_order_relaxed);
-    return 0;
 }
 
-/* ---- nesting: runtime calls that reach our driver entries.  One
- * thread-local struct, so one address computation serves both fields. */
-static __thread struct {
-    unsigned depth;
-    int inner_status; /* a nested driver failure inside the runtime call */
-    /* A driver call of the program's own (depth 0): what the work after the
-     * real call needs, stored by the entry (where this struct's address is
-     * at hand for the depth test) instead of kept in callee-saved registers
-     * across the call.  The real driver function does not call our entries
-     * on this thread, so nothing else writes them meanwhile. */
-    const void *caller;            /* for a failure */
-    const unsigned long long *a_out; /* allocation: where the pointer or handle went */
-    uint64_t a_size;                 /* allocation: its size */
-    unsigned long long f_key;        /* free: the pointer or handle, for a failure */
-    void *const *r_out;              /* runtime allocation: where the pointer went */
-    uint64_t f_size;                 /* runtime free: the block's size, NOT_KNOWN */
-} rt;
+/* Allocations that succeeded: the driver's allocation entries' calls less
+ * their failures.  The driver's, not the runtime's: cudaMalloc's allocation
+ * is its cuMemAlloc_v2 inside libcudart (see "the wrappers"). */
+static const int alloc_hooks[] = {CG_H_cuMemAlloc_v2,           CG_H_cuMemAllocAsync,
+                                  CG_H_cuMemAllocAsync_ptsz,     CG_H_cuMemAllocFromPoolAsync,
+                                  CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemCreate};
+static const int free_hooks[] = {CG_H_cuMemFree_v2, CG_H_cuMemFreeAsync, CG_H_cuMemFreeAsync_ptsz,
+                                 CG_H_cuMemRelease};
+
+static uint64_t count_ok(const int *hooks, size_t n)
+{
+    uint64_t ok = 0;
+    for (size_t i = 0; i < n; i++)
+        ok += atomic_load_explicit(&cg_count[hooks[i]].calls, memory_order_relaxed) -
+              atomic_load_explicit(&cg_count[hooks[i]].fails, memory_order_relaxed);
+    return ok;
+}
+
+static uint64_t count_allocs(void) { return count_ok(alloc_hooks, sizeof alloc_hooks / sizeof alloc_hooks[0]); }
+
+/* Frees of blocks the table knew: the unknown ones and NULL left out. */
+static uint64_t count_frees(void)
+{
+    uint64_t ok = count_ok(free_hooks, sizeof free_hooks / sizeof free_hooks[0]);
+    uint64_t other = atomic_load(&unknown_frees) + atomic_load(&null_frees);
+    return ok > other ? ok - other : 0;
+}
+
+/* A forked child counts its own calls (shim.c resets the call counters). */
+void cg_gpumem_after_fork(void)
+{
+    atomic_store(&unknown_frees, 0);
+    atomic_store(&null_frees, 0);
+}
 
 /* ---- routes: which entry loader.c handed to which module, by which route */
 static const int mem_hooks[] = {
@@ -295,7 +318,7 @@ bool cg_gpumem_last_failure(struct cg_alloc_failure *out)
         out->fn = last.fn;
         out->bytes = last.bytes;
         out->status = last.status;
-        out->success_since = atomic_load(&allocs) != last.allocs_then;
+        out->success_since = count_allocs() != last.allocs_then;
     }
     pthread_mutex_unlock(&last_lock);
     return any;
@@ -331,7 +354,7 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
     if (!probe)
         cg_note_failure();
     uint64_t nth = atomic_fetch_add(&failures, 1);
-    uint64_t allocs_then = atomic_load(&allocs);
+    uint64_t allocs_then = count_allocs();
     bool write = nth < MAX_FAILURE_EVENTS;
     uint64_t seq = 0;
     if (write) {
@@ -357,7 +380,6 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         if (st.mem.known)
             cg_ev_bool(&e, "exceeds_free", bytes > st.mem.free);
         cg_ev_u64(&e, "live", atomic_load(&live));
-        cg_ev_u64(&e, "peak", atomic_load(&peak));
         cg_ev_u64(&e, "largest_ok", atomic_load(&largest_ok));
         cg_ev_caller(&e, caller);
         cg_ev_gpu_devices(&e, &st);
@@ -382,6 +404,39 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
     errno = saved;
 }
 
+void cg_gpumem_exit(struct cg_ev *e)
+{
+    cg_ev_open(e, "gpu_mem", '{');
+    cg_ev_u64(e, "live", atomic_load(&live));
+    cg_ev_u64(e, "allocs", count_allocs());
+    cg_ev_u64(e, "frees", count_frees());
+    cg_ev_u64(e, "largest_ok", atomic_load(&largest_ok));
+    cg_ev_u64(e, "alloc_failures", atomic_load(&failures));
+    cg_ev_u64(e, "alloc_failed_unwritten", atomic_load(&failures_unwritten));
+    cg_ev_u64(e, "untracked", atomic_load(&untracked));
+    cg_ev_u64(e, "unknown_frees", atomic_load(&unknown_frees));
+    cg_ev_close(e, '}');
+}
+
+/* ---- the wrappers.
+ *
+ * Where memory is counted: at the driver, where it is obtained, whoever
+ * called.  cudaMalloc (reached by the PLT or dlsym) calls cuMemAlloc_v2
+ * inside libcudart through an entry point that is ours too (cudart asks
+ * cuGetProcAddress for every driver function, loader.c answers with our
+ * entries), so the driver entries see every allocation once, and the runtime
+ * wrappers only forward and report failures.  A thread-local depth, raised
+ * around every runtime-level call, tells a driver failure inside one: it is
+ * kept (inner_status) for the runtime-level event instead of being reported
+ * on its own, so a failed cudaMalloc is one `alloc_failed` with its
+ * driver_status.  The depth is read only on failure paths; the driver
+ * entries' fast path never looks at it. */
+static __thread struct {
+    unsigned depth;
+    int inner_status; /* a driver allocation that failed inside the runtime call */
+    uint64_t r_size;  /* the runtime allocation's size, for its event */
+} rt;
+
 /* A failed free or memory query: the generic event; nested ones are only counted. */
 static void other_failed(int hook, int status, bool nested)
 {
@@ -391,84 +446,100 @@ static void other_failed(int hook, int status, bool nested)
         cg_hook_failed(hook, status);
 }
 
-/* A free that failed, or freed a block the table does not know: out of line.
- * A failed free gives the block back to the table (it is still allocated). */
-static __attribute__((noinline, cold)) int free_other(int hook, bool handles, uintptr_t key, uint64_t size, int r)
+/* A driver allocation failed: inside a runtime call, kept for its event. */
+static __attribute__((noinline, cold)) CUresult drv_alloc_failed(int hook, CUresult r, const void *caller, uint64_t size)
 {
-    struct slot *t = handles ? handle_table : ptr_table;
-    if (r == 0) {
-        if (key)
-            on_unknown_free();
-        return 0;
+    if (rt.depth) {
+        rt.inner_status = r;
+        atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+    } else {
+        alloc_failed(hook, caller, size, r, 0);
     }
-    if (size != NOT_KNOWN)
-        table_put(t, key, size);
+    return r;
+}
+
+/* A driver free failed: the block is still allocated and still in the table
+ * (it leaves the table only after a successful free). */
+static __attribute__((noinline, cold)) CUresult drv_free_failed(int hook, CUresult r)
+{
+    other_failed(hook, r, rt.depth != 0);
+    return r;
+}
+
+/* A driver free whose block is not at its first probe: found in the whole
+ * run before the call.  Unknown blocks (allocated before the shim wrapped
+ * the function, or untracked) and NULL end here too. */
+static __attribute__((noinline, cold)) CUresult drv_free_done(int hook, struct slot *s, uintptr_t key, CUresult r)
+{
+    if (r != CUDA_SUCCESS)
+        return drv_free_failed(hook, r);
+    if (s)
+        on_freed(s);
+    else if (key)
+        atomic_fetch_add_explicit(&unknown_frees, 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&null_frees, 1, memory_order_relaxed);
+    return r;
+}
+
+/* The program's return address, on a failure path.  With LTO the wrappers
+ * are inlined into the entries (always_inline), where
+ * __builtin_return_address(0) is the entry's own and is read from the stack
+ * only when the failure happens; the `caller` argument would be loaded before
+ * the real call and kept in a register across it on every call.  Without LTO
+ * the wrappers are called by the entries, and only `caller` is right. */
+#ifdef CG_WRAPPERS_INLINED
+#define CALLER_NOW() __builtin_return_address(0)
+#else
+#define CALLER_NOW() caller
+#endif
+
+/* Runtime level: depth raised around the real call, nothing else on the way. */
+static __attribute__((noinline, cold)) cudaError_t rt_alloc_failed(int hook, cudaError_t r, const void *caller)
+{
+    alloc_failed(hook, caller, rt.r_size, r, rt.inner_status);
+    return r;
+}
+
+static __attribute__((noinline, cold)) cudaError_t rt_free_failed(int hook, cudaError_t r)
+{
     other_failed(hook, r, false);
     return r;
 }
 
-void cg_gpumem_exit(struct cg_ev *e)
-{
-    cg_ev_open(e, "gpu_mem", '{');
-    cg_ev_u64(e, "live", atomic_load(&live));
-    cg_ev_u64(e, "peak", atomic_load(&peak));
-    cg_ev_u64(e, "allocs", atomic_load(&allocs));
-    cg_ev_u64(e, "frees", atomic_load(&frees));
-    cg_ev_u64(e, "largest_ok", atomic_load(&largest_ok));
-    cg_ev_u64(e, "alloc_failures", atomic_load(&failures));
-    cg_ev_u64(e, "alloc_failed_unwritten", atomic_load(&failures_unwritten));
-    cg_ev_u64(e, "untracked", atomic_load(&untracked));
-    cg_ev_u64(e, "unknown_frees", atomic_load(&unknown_frees));
-    cg_ev_close(e, '}');
-}
-
-/* ---- the wrappers.  Runtime level: depth raised around the real call. */
-/* What the work after the real call needs goes to rt, as at the driver level
- * (the driver wrappers run nested inside, at depth > 0, and leave it alone).
- * always_inline: LTO inlines them into the entries (see cudnn.c). */
-#define RT_ALLOC(name, ptr, size, call)                                                                          \
+#define RT_ALLOC(name, size, call)                                                                               \
     {                                                                                                            \
-        rt.inner_status = 0;                                                                                     \
-        rt.caller = caller;                                                                                      \
-        rt.r_out = ptr;                                                                                          \
-        rt.a_size = size;                                                                                        \
         rt.depth++;                                                                                              \
+        rt.inner_status = 0;                                                                                     \
+        rt.r_size = size;                                                                                        \
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
-        if (CG_LIKELY(r == cudaSuccess)) {                                                                       \
-            void *const *o_ = rt.r_out;                                                                          \
-            if (o_ && *o_)                                                                                       \
-                return (cudaError_t)on_alloc(ptr_table, (uintptr_t)*o_, rt.a_size);                              \
-            return r;                                                                                            \
-        }                                                                                                        \
-        alloc_failed(CG_H_##name, rt.caller, rt.a_size, r, rt.inner_status);                                     \
+        if (CG_UNLIKELY(r != cudaSuccess))                                                                       \
+            return rt_alloc_failed(CG_H_##name, r, CALLER_NOW());                                                      \
         return r;                                                                                                \
     }
 
-#define RT_FREE(name, ptr, call)                                                                                 \
+#define RT_FREE(name, call)                                                                                      \
     {                                                                                                            \
-        uint64_t size = table_take(ptr_table, (uintptr_t)ptr);                                                   \
-        rt.f_key = (uintptr_t)ptr;                                                                               \
-        rt.f_size = size;                                                                                        \
         rt.depth++;                                                                                              \
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
-        size = rt.f_size;                                                                                        \
-        if (CG_LIKELY(r == cudaSuccess && size != NOT_KNOWN))                                                    \
-            return (cudaError_t)on_freed(size);                                                                  \
-        return (cudaError_t)free_other(CG_H_##name, false, (uintptr_t)rt.f_key, size, r);                        \
+        if (CG_UNLIKELY(r != cudaSuccess))                                                                       \
+            return rt_free_failed(CG_H_##name, r);                                                               \
+        return r;                                                                                                \
     }
 
+/* always_inline: LTO inlines them into the entries (see cudnn.c). */
 inline __attribute__((always_inline)) cudaError_t cg_w_cudaMalloc(cg_t_cudaMalloc real, CG_CALLER, void **ptr, size_t size)
-    RT_ALLOC(cudaMalloc, ptr, size, real(ptr, size))
+    RT_ALLOC(cudaMalloc, size, real(ptr, size))
 
 inline __attribute__((always_inline)) cudaError_t cg_w_cudaMallocAsync(cg_t_cudaMallocAsync real, CG_CALLER, void **ptr, size_t size, cudaStream_t s)
-    RT_ALLOC(cudaMallocAsync, ptr, size, real(ptr, size, s))
+    RT_ALLOC(cudaMallocAsync, size, real(ptr, size, s))
 
-inline __attribute__((always_inline)) cudaError_t cg_w_cudaFree(cg_t_cudaFree real, CG_CALLER, void *ptr) RT_FREE(cudaFree, ptr, real(ptr))
+inline __attribute__((always_inline)) cudaError_t cg_w_cudaFree(cg_t_cudaFree real, CG_CALLER, void *ptr) RT_FREE(cudaFree, real(ptr))
 
 inline __attribute__((always_inline)) cudaError_t cg_w_cudaFreeAsync(cg_t_cudaFreeAsync real, CG_CALLER, void *ptr, cudaStream_t s)
-    RT_FREE(cudaFreeAsync, ptr, real(ptr, s))
+    RT_FREE(cudaFreeAsync, real(ptr, s))
 
 cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *free_bytes, size_t *total_bytes)
 {
@@ -482,73 +553,40 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
     return r;
 }
 
-/* Driver level: untouched (but a failure remembered) inside a runtime call.
- * Both paths are functions of their own and cg_w_<name> only picks one by a
- * tail call, so it is small enough for the entries to inline it: the nested
- * path (cudaMalloc reaches cuMemAlloc_v2 this way on every call) then costs
- * no frame of the wrapper's own work (5 saved registers when it was one
- * function: gcc sets the frame up before the depth test). */
-static __attribute__((noinline, cold)) void nested_failed(int hook, CUresult r, bool alloc)
-{
-    if (alloc)
-        rt.inner_status = r;
-    other_failed(hook, r, true);
-}
-
-/* One driver hook: the nested path, the wrapper's own work (out of line,
- * its parameters first and real last, so that the real call finds them in
- * place), and cg_w_<name>, which the entries inline: the depth test and, on
- * the program's own path, the stores into rt that the work after the call
- * reads (see rt). */
-#define DRV_NESTED(name, alloc, params, args)                                                                    \
-    static __attribute__((noinline)) CUresult nested_##name(cg_t_##name real, CG_UNPAREN params)                 \
+/* Driver level.  An allocation: the call, then on_alloc (the out pointer and
+ * the size are what stays in registers across the call).  A free: the slot
+ * is found before the call and emptied after it succeeds.  Not sooner: a
+ * failed free leaves the block allocated.  Not by searching again: once the
+ * driver has the address back it may hand it out at once, another thread's
+ * allocation of it finds this slot still taken and goes to another slot, and
+ * clearing this slot by its address leaves the new owner's entry alone.
+ * The first probe inline; a block further on, or unknown, out of line. */
+#define DRV_ALLOC(name, table, out, size, params, args)                                                          \
+    inline __attribute__((always_inline)) CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)  \
     {                                                                                                            \
         CUresult r = real args;                                                                                  \
         if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                      \
-            nested_failed(CG_H_##name, r, alloc);                                                                \
-        return r;                                                                                                \
+            return drv_alloc_failed(CG_H_##name, r, CALLER_NOW(), size);                                         \
+        on_alloc(table, (uintptr_t)*(out), size);                                                                \
+        return CUDA_SUCCESS;                                                                                     \
     }
 
-#define DRV_ALLOC(name, table, out, size, params, args)                                                          \
-    DRV_NESTED(name, true, params, args)                                                                         \
-    static __attribute__((noinline)) CUresult own_##name(CG_UNPAREN params, cg_t_##name real)                    \
+#define DRV_FREE(name, table, blk, params, args)                                                                 \
+    static __attribute__((noinline, cold)) CUresult free_slow_##name(cg_t_##name real, CG_UNPAREN params)        \
     {                                                                                                            \
-        CUresult r = real args;                                                                                  \
-        if (CG_LIKELY(r == CUDA_SUCCESS)) {                                                                      \
-            const unsigned long long *o_ = rt.a_out;                                                               \
-            if (o_)                                                                                              \
-                return (CUresult)on_alloc(table, (uintptr_t)*o_, rt.a_size);                                       \
-            return r;                                                                                            \
-        }                                                                                                        \
-        alloc_failed(CG_H_##name, rt.caller, rt.a_size, r, 0);                                                     \
-        return r;                                                                                                \
+        struct slot *s_ = table_find(table, (uintptr_t)(blk));                                                   \
+        return drv_free_done(CG_H_##name, s_, (uintptr_t)(blk), real args);                                      \
     }                                                                                                            \
-    CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                         \
+    inline __attribute__((always_inline)) CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)  \
     {                                                                                                            \
-        if (rt.depth)                                                                                            \
-            return nested_##name(real, CG_UNPAREN args);                                                         \
-        rt.caller = caller;                                                                                      \
-        rt.a_out = out;                                                                                          \
-        rt.a_size = size;                                                                                        \
-        return own_##name(CG_UNPAREN args, real);                                                                \
-    }
-
-#define DRV_FREE(name, table, key, params, args)                                                                 \
-    DRV_NESTED(name, false, params, args)                                                                        \
-    static __attribute__((noinline)) CUresult own_##name(CG_UNPAREN params, cg_t_##name real)                    \
-    {                                                                                                            \
-        uint64_t size = table_take(table, (uintptr_t)key);                                                       \
+        struct slot *s_ = slot_of(table, (uintptr_t)(blk));                                                      \
+        if (CG_UNLIKELY(atomic_load_explicit(&s_->key, memory_order_relaxed) != (uintptr_t)(blk)))               \
+            return free_slow_##name(real, CG_UNPAREN args);                                                      \
         CUresult r = real args;                                                                                  \
-        if (CG_LIKELY(r == CUDA_SUCCESS && size != NOT_KNOWN))                                                   \
-            return (CUresult)on_freed(size);                                                                     \
-        return (CUresult)free_other(CG_H_##name, &table[0] == &handle_table[0], (uintptr_t)rt.f_key, size, r);   \
-    }                                                                                                            \
-    CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)                                         \
-    {                                                                                                            \
-        if (rt.depth)                                                                                            \
-            return nested_##name(real, CG_UNPAREN args);                                                         \
-        rt.f_key = key;                                                                                          \
-        return own_##name(CG_UNPAREN args, real);                                                                \
+        if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                      \
+            return drv_free_failed(CG_H_##name, r);                                                              \
+        on_freed(s_);                                                                                            \
+        return CUDA_SUCCESS;                                                                                     \
     }
 
 DRV_ALLOC(cuMemAlloc_v2, ptr_table, ptr, size, (CUdeviceptr *ptr, size_t size), (ptr, size))

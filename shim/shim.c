@@ -205,6 +205,7 @@ static void after_fork_child(void)
         atomic_store(&cg_count[h].calls, 0);
         atomic_store(&cg_count[h].fails, 0);
     }
+    cg_gpumem_after_fork();
     atomic_store(&failures, 0);
     cg_trace_open_lazily(lazy_open);
 }

@@ -10,6 +10,11 @@
  *                            (itself from dlsym), as cudart and cuDNN get them
  *   client_memroutes churn   60000 cuMemAlloc_v2/cuMemFree_v2 (dlsym), 4096
  *                            alive at a time; prints the bytes left allocated
+ *   client_memroutes churn_mt  8 threads share one ring of 1024 blocks
+ *                            (cuMemAlloc_v2/cuMemFree_v2, dlsym): a block
+ *                            allocated by one thread is freed by another,
+ *                            and its address handed out again at once; prints
+ *                            the bytes the driver says are still allocated
  *   client_memroutes pool    as XLA starts (entry points): preallocates
  *                            CG_POOL_FRACTION (default 0.75) of the total
  *                            memory cuMemGetInfo_v2 reports, backing off by
@@ -22,6 +27,8 @@
  * untouched, never an address), so runs with and without the shim diff
  * equal. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +116,8 @@ static int driver(struct drv *d)
     printf("cuMemRelease = %d\n", r);
     r = d->free((CUdeviceptr)SENTINEL);
     printf("cuMemFree_v2(never allocated) = %d\n", r);
+    r = d->free(0);
+    printf("cuMemFree_v2(0) = %d\n", r);
     size_t fr = SENTINEL, tot = SENTINEL;
     r = d->info(&fr, &tot);
     printf("cuMemGetInfo_v2 = %d free %zu total %zu\n", r, fr, tot);
@@ -142,6 +151,61 @@ static int churn(struct drv *d)
             left += sizes[k], blocks++;
     }
     printf("churn: %d failures, %zu blocks of %zu bytes still allocated\n", bad, blocks, left);
+    return 0;
+}
+
+/* Threads sharing one ring: each slot is swapped out atomically, freed by
+ * whichever thread took it, and refilled, so blocks cross threads and the
+ * double's malloc hands freed addresses out again at once. */
+#define MT_THREADS 8
+#define MT_ITERS 20000
+#define MT_RING 1024
+static struct drv *mt_d;
+static CUcontext mt_ctx;
+static _Atomic CUdeviceptr mt_ring[MT_RING];
+static _Atomic int mt_bad;
+
+static void *churn_thread(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 1;
+    mt_d->set_cur(mt_ctx); /* the current context is per thread */
+    for (unsigned i = 0; i < MT_ITERS; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 8) % MT_RING;
+        CUdeviceptr old = atomic_exchange(&mt_ring[k], 0);
+        if (old && mt_d->free(old))
+            mt_bad++;
+        CUdeviceptr p = 0;
+        if (mt_d->alloc(&p, (size_t)(seed % 7 + 1) * 4096)) {
+            mt_bad++;
+            continue;
+        }
+        old = atomic_exchange(&mt_ring[k], p);
+        if (old && mt_d->free(old))
+            mt_bad++;
+    }
+    return NULL;
+}
+
+static int churn_mt(struct drv *d)
+{
+    CUcontext c = NULL;
+    d->init(0);
+    d->retain(&c, 0);
+    d->set_cur(c);
+    mt_d = d;
+    mt_ctx = c;
+    pthread_t t[MT_THREADS];
+    for (uintptr_t i = 0; i < MT_THREADS; i++)
+        pthread_create(&t[i], NULL, churn_thread, (void *)i);
+    for (int i = 0; i < MT_THREADS; i++)
+        pthread_join(t[i], NULL);
+    size_t fr = 0, tot = 0, blocks = 0;
+    CUresult r = d->info(&fr, &tot);
+    for (int k = 0; k < MT_RING; k++)
+        blocks += mt_ring[k] != 0;
+    printf("churn_mt: %d failures, info %d, %zu blocks of %zu bytes still allocated\n", (int)mt_bad, r, blocks,
+           tot - fr);
     return 0;
 }
 
@@ -186,7 +250,7 @@ int main(int argc, char **argv)
     if (!lib)
         return 1;
     struct drv d;
-    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn")) {
+    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn") || !strcmp(mode, "churn_mt")) {
         *(void **)&d.init = dlsym(lib, "cuInit");
         *(void **)&d.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
         *(void **)&d.set_cur = dlsym(lib, "cuCtxSetCurrent");
@@ -210,8 +274,11 @@ int main(int argc, char **argv)
             printf("cuGetProcAddress_v2(%s) = %d status %d\n", names[i], r, st);
         }
     } else {
-        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn|pool\n");
+        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn|churn_mt|pool\n");
         return 2;
     }
-    return !strcmp(mode, "churn") ? churn(&d) : !strcmp(mode, "pool") ? pool(&d) : driver(&d);
+    return !strcmp(mode, "churn")      ? churn(&d)
+           : !strcmp(mode, "churn_mt") ? churn_mt(&d)
+           : !strcmp(mode, "pool")     ? pool(&d)
+                                       : driver(&d);
 }

@@ -15,6 +15,8 @@
  *   CGTEST_GPU_TOTAL_MB      device memory in MiB (default 1024).
  *   CGTEST_GPU_HELD_MB       MiB held by "another process" (default 0).
  *   CGTEST_MEMCREATE_DENY    the first N cuMemCreate calls return CUDA_ERROR_NOT_PERMITTED (800).
+ *   CGTEST_FREE_FAIL         the first N frees of a live block return CUDA_ERROR_LAUNCH_FAILED
+ *                            (719, the sticky error after a kernel fault) and leave it allocated.
  *   CGTEST_CTX_MB            MiB the primary context needs (default 0); less free:
  *                            cuDevicePrimaryCtxRetain fails CUDA_ERROR_OUT_OF_MEMORY.
  *   CGTEST_HOLDER_PID        that process's pid (default 4242), for
@@ -216,12 +218,20 @@ static CUresult mem_free(void *p)
 {
     struct blk **pp, *b;
 
+    static int failed, fail_limit = -1;
+    if (fail_limit < 0) /* read once: frees are in the benchmarks' baseline */
+        fail_limit = (int)cgtest_env_num("CGTEST_FREE_FAIL", 0);
     if (!p)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&mem_lock);
     for (pp = &blocks; (b = *pp); pp = &b->next)
         if (b->p == p)
             break;
+    if (b && failed < fail_limit) {
+        failed++;
+        pthread_mutex_unlock(&mem_lock);
+        return 719; /* CUDA_ERROR_LAUNCH_FAILED */
+    }
     if (b) {
         *pp = b->next;
         live -= b->n;

@@ -74,8 +74,8 @@ for fname, evs in tracelib.traces(sys.argv[1]):
                 print("       " + holders(e))
         elif k == "exit" and "gpu_mem" in e:
             g = e["gpu_mem"]
-            print("  exit gpu_mem: live %s peak %s allocs %s frees %s largest %s alloc_failures %s" % (
-                mib(g.get("live")), mib(g.get("peak")), g.get("allocs"), g.get("frees"), mib(g.get("largest_ok")),
+            print("  exit gpu_mem: live %s allocs %s frees %s largest %s alloc_failures %s" % (
+                mib(g.get("live")), g.get("allocs"), g.get("frees"), mib(g.get("largest_ok")),
                 g.get("alloc_failures")))
     if shown_alloc > 12:
         print("  (%d more alloc_failed)" % (shown_alloc - 12))

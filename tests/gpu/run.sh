@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [overhead] [fallback] [robust] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [fallback] [robust] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -310,6 +310,48 @@ PYEOF
             fb_one cost_torch on env $TENV TORCH_CUDNN_V8_API_DISABLED=1 $PY tests/gpu/fb_conv.py torch
             echo "   steps/s: torch legacy unconstrained no shim $(grep -h '^steps_per_s' "$OUT/fb_torch_legacy.ref.log" | cut -d' ' -f2), shim+fallback $(grep -h '^steps_per_s' "$OUT/fb_cost_torch.on.log" | cut -d' ' -f2)"
         fi
+        ;;
+    memcount)
+        # Memory is counted at the driver (gpumem.c): cudaMalloc's own cuMemAlloc_v2 inside the real
+        # libcudart must reach the shim's entry (cudart gets it from cuGetProcAddress), or PyTorch's
+        # memory would be missing from the trace.  Compares the trace's exit event with what the
+        # framework says it holds; a failing 300 GiB cudaMalloc must be one alloc_failed event.
+        echo "== memcount: the trace's gpu_mem against the framework's own figures"
+        for fw in torch jax; do
+            rm -rf "$OUT/memcount_$fw"
+            line=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/memcount_$fw LD_PRELOAD=$SHIM $PY tests/gpu/memcount.py $fw 2>&1 | grep '^memcount' | tail -1)
+            echo "   $line"
+            $PY - "$OUT/memcount_$fw" "$line" <<'PYEOF'
+import glob, json, sys
+evs = []
+for f in glob.glob(sys.argv[1] + "/*.jsonl"):
+    e = [json.loads(l) for l in open(f)]
+    if any(x.get("ev") == "exit" and x.get("gpu_mem", {}).get("allocs") for x in e):
+        evs = e
+kv = dict(p.split("=") for p in sys.argv[2].split()[2:])
+ex = [e for e in evs if e.get("ev") == "exit"][-1]
+g, calls, fails = ex["gpu_mem"], ex.get("calls", {}), ex.get("fails", {})
+af = [e for e in evs if e.get("ev") == "alloc_failed"]
+print("   trace: gpu_mem %s" % json.dumps(g))
+print("   calls: cudaMalloc %s (fails %s), cudaFree %s, cuMemAlloc_v2 %s (fails %s), cuMemFree_v2 %s" % (
+    calls.get("cudaMalloc", 0), fails.get("cudaMalloc", 0), calls.get("cudaFree", 0), calls.get("cuMemAlloc_v2", 0),
+    fails.get("cuMemAlloc_v2", 0), calls.get("cuMemFree_v2", 0)))
+for e in af:
+    print("   alloc_failed: %s %s bytes %s driver_status %s caller %s" % (e["fn"], e.get("status_name"), e.get("bytes"),
+          e.get("driver_status_name"), (e.get("caller") or "?").split("/")[-1]))
+ok = True
+if "reserved" in kv:
+    cm_ok = calls.get("cudaMalloc", 0) - fails.get("cudaMalloc", 0)
+    ok &= g["allocs"] >= cm_ok > 0                      # every cudaMalloc that worked was seen at the driver
+    ok &= g["live"] >= int(kv["reserved"])              # PyTorch's segments are all in live
+    ok &= [e["fn"] for e in af] == ["cudaMalloc"] and af[0].get("driver_status_name") == "CUDA_ERROR_OUT_OF_MEMORY"
+    ok &= g["untracked"] == 0 and g["unknown_frees"] == 0
+else:
+    ok &= g["largest_ok"] >= int(kv["pool"]) > 0 or g["live"] >= int(kv["pool"]) > 0
+    ok &= not af and g["untracked"] == 0
+print("   %s memcount %s" % ("PASS" if ok else "FAIL", sys.argv[1].rsplit("_", 1)[-1]))
+PYEOF
+        done
         ;;
     overhead)
         echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"

@@ -26,13 +26,13 @@ check "plt: a failed cudaMalloc: route plt, 2 GiB, status and name" jqt "$T" "$(
 check "plt: ...with the driver's status inside cudart, and no second event for it" jqt "$T" "$(F cudaMalloc)"'
     | .[0].driver_status == 2 and .[0].driver_status_name == "CUDA_ERROR_OUT_OF_MEMORY"' 
 check "plt: no alloc_failed for the nested cuMemAlloc_v2" jqt "$T" "$(F cuMemAlloc_v2)"' | length == 0'
-check "plt: free/total at that moment (driver), live/peak/largest of this process" jqt "$T" "$(F cudaMalloc)"'
+check "plt: free/total at that moment (driver), live/largest of this process (no peak: see docs/performance.md)" jqt "$T" "$(F cudaMalloc)"'
     | .[0] | .mem == {"free": 1068498944, "total": 1073741824, "source": "driver"} and .exceeds_free
-      and .live == 5242880 and .peak == 5242880 and .largest_ok == 4194304'
+      and .live == 5242880 and .largest_ok == 4194304 and (has("peak") | not)'
 check "plt: cudaMallocAsync too" jqt "$T" "$(F cudaMallocAsync)"'
     | length == 1 and .[0].route == "plt" and .[0].live == 1048576'
 check "plt: exit gpu_mem counts each allocation once (cudart's inner cuMemAlloc_v2 not again)" jqt "$T" '
-    .[-1] | .gpu_mem == {"live": 1048576, "peak": 5242880, "allocs": 3, "frees": 2, "largest_ok": 4194304,
+    .[-1] | .gpu_mem == {"live": 1048576, "allocs": 3, "frees": 2, "largest_ok": 4194304,
         "alloc_failures": 2, "alloc_failed_unwritten": 0, "untracked": 0, "unknown_frees": 0}
       and .calls.cuMemAlloc_v2 == 3 and .calls.cudaMalloc == 3'
 check "plt: the holder list came from NVML (nobody else holds memory)" jqt "$T" "$(F cudaMalloc)"'
@@ -45,9 +45,22 @@ check "dlsym: cuMemAlloc_v2 from dlsym: route dlsym" jqt "$T" "$(F cuMemAlloc_v2
 check "dlsym: cuMemCreate from dlsym: route dlsym" jqt "$T" "$(F cuMemCreate)"'
     | length == 1 and .[0].route == "dlsym" and .[0].bytes == 2147483648 and .[0].live == 1048576'
 check "dlsym: exit gpu_mem (cuMemCreate/cuMemRelease counted)" jqt "$T" '
-    .[-1].gpu_mem | .live == 1048576 and .peak == 5242880 and .allocs == 3 and .frees == 2 and .alloc_failures == 2'
+    .[-1].gpu_mem | .live == 1048576 and .allocs == 3 and .frees == 2 and .alloc_failures == 2'
 check "dlsym: a failed free is a call_failed, not an allocation failure" jqt "$T" '
     map(select(.ev=="call_failed" and .fn=="cuMemFree_v2" and .status==1)) | length == 1'
+check "dlsym: a free of NULL (it succeeds) is neither a free nor an unknown block" jqt "$T" '
+    .[-1] | .calls.cuMemFree_v2 == 3 and .gpu_mem.frees == 2 and .gpu_mem.unknown_frees == 0'
+
+# a free that fails leaves the block allocated: still in live, freed later or not
+export CGTEST_FREE_FAIL=1
+rm -rf "$WORK/dlsym"
+same dlsym
+unset CGTEST_FREE_FAIL
+check "free fails: a call_failed with the driver's status" jqt "$T" '
+    map(select(.ev=="call_failed" and .fn=="cuMemFree_v2" and .status==719)) | length == 1'
+check "free fails: the 4 MiB block is still counted in live and in the next failure's live" jqt "$T" '
+    (.[-1].gpu_mem | .live == 5242880 and .frees == 1 and .unknown_frees == 0 and .untracked == 0)
+      and ('"$(F cuMemCreate)"' | .[0].live == 5242880)'
 
 same entry
 check "entry: cuMemAlloc_v2 from cuGetProcAddress_v2: route entry_point" jqt "$T" "$(F cuMemAlloc_v2)"'
@@ -75,6 +88,16 @@ read -r blocks left < <(sed -n 's/^churn: 0 failures, \([0-9]*\) blocks of \([0-
 check "churn: the client ran clean, blocks left allocated" test "${blocks:-0}" -gt 1000
 check "churn: live bytes at exit are exactly what is still allocated, nothing untracked" jqt "$T" '
     .[-1].gpu_mem | .live == '"${left:-0}"' and .allocs == 60000 and .frees == 60000 - '"${blocks:-0}"'
+      and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
+# the table when blocks cross threads and freed addresses come back at once
+# (the interleaving differs from run to run: compared with what the driver says)
+mkdir -p "$WORK/churn_mt"
+CONVGUARD_DIR="$WORK/churn_mt" LD_PRELOAD="$SHIM" "$C" churn_mt >"$WORK/churn_mt.shim" 2>&1
+read -r blocks left < <(sed -n 's/^churn_mt: 0 failures, info 0, \([0-9]*\) blocks of \([0-9]*\) bytes still allocated$/\1 \2/p' "$WORK/churn_mt.shim")
+check "churn_mt: the client ran clean under the shim, blocks left allocated" test "${blocks:-0}" -gt 500
+T=$(trace_of "$WORK/churn_mt")
+check "churn_mt: live at exit is what the driver says is allocated; every free matched" jqt "$T" '
+    .[-1].gpu_mem | .live == '"${left:-0}"' and .allocs == 160000 and .frees == 160000 - '"${blocks:-0}"'
       and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
 # examples/gpu_hog (the "other process" of tests/gpu/run.sh) on the doubles' 1 GiB GPU
 out=$(LD_LIBRARY_PATH=$DOUBLES/cudart:$DOUBLES/cuda "$BUILD_DIR/examples/gpu_hog" 100 0)
