@@ -344,7 +344,10 @@ if "reserved" in kv:
     cm_ok = calls.get("cudaMalloc", 0) - fails.get("cudaMalloc", 0)
     ok &= g["allocs"] >= cm_ok > 0                      # every cudaMalloc that worked was seen at the driver
     ok &= g["live"] >= int(kv["reserved"])              # PyTorch's segments are all in live
-    ok &= [e["fn"] for e in af] == ["cudaMalloc"] and af[0].get("driver_status_name") == "CUDA_ERROR_OUT_OF_MEMORY"
+    # the 300 GiB tensor: PyTorch frees its cache and tries again, so one or two failed cudaMalloc, each
+    # one event with the status of the cuMemAlloc_v2 inside cudart, never an event of that one itself
+    ok &= 1 <= len(af) <= 2 and all(e["fn"] == "cudaMalloc" and e.get("driver_status_name") == "CUDA_ERROR_OUT_OF_MEMORY"
+                                    for e in af)
     ok &= g["untracked"] == 0 and g["unknown_frees"] == 0
 else:
     ok &= g["largest_ok"] >= int(kv["pool"]) > 0 or g["live"] >= int(kv["pool"]) > 0
