@@ -395,9 +395,9 @@ static __attribute__((noinline, cold)) void plan_first(int hook, struct gt_ent *
 static inline struct gt_ent *plan_before(const void *real, cudnnBackendDescriptor_t plan,
                                          cudnnBackendDescriptor_t vpack)
 {
-    struct gt_ent *e = gt_find((uintptr_t)plan);
     plan_call.real = real;
     plan_call.vpack = vpack;
+    struct gt_ent *e = gt_find((uintptr_t)plan);
     return e && e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ? e : &no_plan;
 }
 

@@ -24,6 +24,7 @@
 #define GT_PROBE 32             /* longest probe; past it a descriptor is not tracked */
 #define GT_EMPTY ((uintptr_t)0)
 #define GT_TOMB ((uintptr_t)1)
+#define GT_RESERVED ((uintptr_t)2) /* entry 0's key, for good (see gt_find); never a descriptor */
 /* A removed entry's key is a tombstone that remembers the descriptor: the
  * pointer with its top bit set (user-space pointers never have it; GT_TOMB
  * is no longer written).  No lookup matches it, every insert may take it, and
@@ -130,19 +131,23 @@ struct gt_ent *gt_insert(uintptr_t desc, int type);
 /* The entry of desc, NULL when not tracked.  Inline: every descriptor call
  * and every Execute asks. */
 extern struct gt_ent gt_table[GT_SIZE];
-static inline uint32_t gt_slot_of(uintptr_t key)
+#define GT_HASH(key) ((uint64_t)(key) * 0x9E3779B97F4A7C15ull)
+static inline uint32_t gt_slot_of(uintptr_t key) { return (uint32_t)(GT_HASH(key) >> (64 - GT_BITS)); }
+/* The key's first slot.  The pointer itself is hashed (not pointer >> 4):
+ * one shift less on every Execute, and Fibonacci hashing spreads multiples
+ * of 16 as well. */
+static inline struct gt_ent *gt_first(uintptr_t key)
 {
-    return (uint32_t)(((uint64_t)(key >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - GT_BITS));
+    return &gt_table[GT_HASH(key) >> (64 - GT_BITS)];
 }
 /* Past the first probe at e (out of line: the first probe finds nearly every
  * key).  It takes the entry, not its index, so the inline probe need not keep both. */
 struct gt_ent *gt_find_more(uintptr_t desc, const struct gt_ent *e);
+/* NULL needs no test of its own: its slot is 0, whose key is GT_RESERVED for
+ * good, so the first probe never matches it and gt_find_more says NULL. */
 static inline struct gt_ent *gt_find(uintptr_t desc)
 {
-    if (!desc)
-        return NULL;
-    uint32_t s = gt_slot_of(desc);
-    struct gt_ent *e = &gt_table[s];
+    struct gt_ent *e = gt_first(desc);
     uintptr_t k = atomic_load_explicit(&e->key, memory_order_acquire);
     if (CG_LIKELY(k == desc))
         return e;

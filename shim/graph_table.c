@@ -19,6 +19,12 @@
 struct gt_ent gt_table[GT_SIZE];
 _Atomic uint64_t gt_untracked;
 
+/* Entry 0 is NULL's slot (see gt_find); taken before any hook can run. */
+__attribute__((constructor(101))) static void gt_reserve(void)
+{
+    atomic_store_explicit(&gt_table[0].key, GT_RESERVED, memory_order_relaxed);
+}
+
 /* Ids come from a global counter in blocks, so threads creating descriptors
  * at once (JAX compiles on several) do not share a cache line per Create. */
 static _Atomic uint32_t id_next = 1;
@@ -138,6 +144,8 @@ struct gt_ent *gt_insert(uintptr_t desc, int type)
 
 struct gt_ent *gt_find_more(uintptr_t desc, const struct gt_ent *first)
 {
+    if (!desc)
+        return NULL;
     uint32_t s = (uint32_t)(first - gt_table);
     for (uint32_t i = 1; i < GT_PROBE; i++) {
         struct gt_ent *e = &gt_table[(s + i) & (GT_SIZE - 1)];

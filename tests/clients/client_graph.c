@@ -360,6 +360,8 @@ static int failures(void)
     named("get from an unfinalized tensor", api.get(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, &n, v));
     named("set dimensions as floats", api.set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_FLOAT, 1, &f));
     named("destroy NULL", api.destroy(NULL));
+    named("execute a NULL plan", api.execute(NULL, NULL, NULL));
+    named("get from NULL", api.get(NULL, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, &n, v));
     named("create type 9999", api.create(9999, &d));
     p = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     named("finalize a plan without engine config", api.finalize(p));
