@@ -317,9 +317,11 @@ PYEOF
         # memory would be missing from the trace.  Compares the trace's exit event with what the
         # framework says it holds; a failing 300 GiB cudaMalloc must be one alloc_failed event.
         echo "== memcount: the trace's gpu_mem against the framework's own figures"
-        for fw in torch jax; do
+        # torch_exp: PyTorch's expandable segments (cuMemCreate/cuMemMap, handles in the shim's table)
+        for fw in torch torch_exp jax; do
             rm -rf "$OUT/memcount_$fw"
-            line=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/memcount_$fw LD_PRELOAD=$SHIM $PY tests/gpu/memcount.py $fw 2>&1 | grep '^memcount' | tail -1)
+            conf=; [ $fw = torch_exp ] && conf=expandable_segments:True
+            line=$(PYTORCH_CUDA_ALLOC_CONF=$conf CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/memcount_$fw LD_PRELOAD=$SHIM $PY tests/gpu/memcount.py ${fw%_exp} 2>&1 | grep '^memcount' | tail -1)
             echo "   $line"
             $PY - "$OUT/memcount_$fw" "$line" <<'PYEOF'
 import glob, json, sys
@@ -333,14 +335,22 @@ ex = [e for e in evs if e.get("ev") == "exit"][-1]
 g, calls, fails = ex["gpu_mem"], ex.get("calls", {}), ex.get("fails", {})
 af = [e for e in evs if e.get("ev") == "alloc_failed"]
 print("   trace: gpu_mem %s" % json.dumps(g))
-print("   calls: cudaMalloc %s (fails %s), cudaFree %s, cuMemAlloc_v2 %s (fails %s), cuMemFree_v2 %s" % (
+print("   calls: cudaMalloc %s (fails %s), cudaFree %s, cuMemAlloc_v2 %s (fails %s), cuMemFree_v2 %s, cuMemCreate %s (fails %s), cuMemRelease %s" % (
     calls.get("cudaMalloc", 0), fails.get("cudaMalloc", 0), calls.get("cudaFree", 0), calls.get("cuMemAlloc_v2", 0),
-    fails.get("cuMemAlloc_v2", 0), calls.get("cuMemFree_v2", 0)))
+    fails.get("cuMemAlloc_v2", 0), calls.get("cuMemFree_v2", 0), calls.get("cuMemCreate", 0), fails.get("cuMemCreate", 0),
+    calls.get("cuMemRelease", 0)))
 for e in af:
-    print("   alloc_failed: %s %s bytes %s driver_status %s caller %s" % (e["fn"], e.get("status_name"), e.get("bytes"),
-          e.get("driver_status_name"), (e.get("caller") or "?").split("/")[-1]))
+    print("   alloc_failed: %s %s bytes %s driver_status %s caller %s%s" % (e["fn"], e.get("status_name"), e.get("bytes"),
+          e.get("driver_status_name"), (e.get("caller") or "?").split("/")[-1],
+          " (capability probe)" if e.get("capability_probe") else ""))
 ok = True
-if "reserved" in kv:
+if "reserved" in kv and sys.argv[1].endswith("_exp"):
+    # expandable segments: the pool is cuMemCreate handles, mapped; the 300 GiB tensor fails in cuMemCreate
+    ok &= calls.get("cuMemCreate", 0) > 0 and g["live"] >= int(kv["reserved"])
+    ok &= len(af) >= 1 and all(e["fn"] in ("cuMemCreate", "cudaMalloc") and "MEMORY" in (e.get("status_name") or "")
+                               for e in af if not e.get("capability_probe"))
+    ok &= g["untracked"] == 0 and g["unknown_frees"] == 0
+elif "reserved" in kv:
     cm_ok = calls.get("cudaMalloc", 0) - fails.get("cudaMalloc", 0)
     ok &= g["allocs"] >= cm_ok > 0                      # every cudaMalloc that worked was seen at the driver
     ok &= g["live"] >= int(kv["reserved"])              # PyTorch's segments are all in live
