@@ -167,21 +167,64 @@ static int hook_by_name(const char *name)
     }
 }
 
-/* A filter in front of the hash: the (length, last character) pairs of the
- * hooked names.  cuDNN has ~250 exported names and cudart ~400; most are
- * rejected here with a strlen and one bit test. */
+/* Two filters in front of the hash, both filled from cg_hooks[] on first use.
+ *
+ * The first runs inside dlsym itself, before the real call, so that a "cu*"
+ * name that is not hooked (most of cuDNN's and cudart's API) costs a few byte
+ * compares and leaves the real call a tail call: the pairs (name[5],
+ * name[8] & 63) of the hooked names.  Reaching name[8] at all is the cost:
+ * cudnnGetVersion shares its first eight bytes with cudnnGetLastErrorString.
+ * Bytes are read one at a time, each only after the one before it proved not
+ * to be the end, so nothing past the terminating NUL is read; a name that ends
+ * before name[8] passes, to the second filter.  A set bit says "no hooked name
+ * has this pair", so the table is all-pass until filled.  A name that does not
+ * start with "cu" never passes: every hooked name does, and
+ * tests/preload/t_dlsym_filter.sh checks that each one is still wrapped. */
+static _Atomic uint64_t pair_absent[256]; /* [name[5]] bit (name[8] & 63) */
+
+/* The second, out of line, for what the first let through (a name with a
+ * hooked name's pair: cudnnCreateTensorDescriptor, cudaMallocHost): the
+ * (length, last character) pairs of the hooked names, a strlen and a bit
+ * test. */
 #define FILTER_LEN 64
 static uint64_t len_last[FILTER_LEN][4]; /* bit (last char) per length */
 static atomic_bool filter_ready;
 
+static bool ends_before(const char *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!s[i])
+            return true;
+    return false;
+}
+
 static __attribute__((noinline, cold)) void filter_fill(void)
 {
+    uint64_t present[256] = {0};
     for (int h = 0; h < CG_NHOOKS; h++) {
-        size_t n = strlen(cg_hooks[h].name);
-        unsigned char c = (unsigned char)cg_hooks[h].name[n - 1];
+        const char *name = cg_hooks[h].name;
+        size_t n = strlen(name);
+        unsigned char c = (unsigned char)name[n - 1];
         __atomic_fetch_or(&len_last[n < FILTER_LEN ? n : 0][c >> 6], 1ull << (c & 63), __ATOMIC_RELAXED);
+        if (!ends_before(name, 8))
+            present[(unsigned char)name[5]] |= 1ull << ((unsigned char)name[8] & 63);
     }
+    /* each word goes from 0 (pass) to its final value in one store */
+    for (int i = 0; i < 256; i++)
+        atomic_store_explicit(&pair_absent[i], ~present[i], memory_order_relaxed);
     atomic_store_explicit(&filter_ready, true, memory_order_release);
+}
+
+/* The first filter; name[0] is 'c'.  Written out byte by byte, it compiles
+ * to a compare and a branch per byte in scratch registers: no frame. */
+static inline bool cu_maybe_hooked(const char *name)
+{
+    if (name[1] != 'u')
+        return false;
+    if (!name[2] || !name[3] || !name[4] || !name[5] || !name[6] || !name[7])
+        return true;
+    uint64_t absent = atomic_load_explicit(&pair_absent[(unsigned char)name[5]], memory_order_relaxed);
+    return !(absent >> ((unsigned char)name[8] & 63) & 1);
 }
 
 static inline bool maybe_hooked(const char *name)
@@ -271,8 +314,7 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     return w;
 }
 
-/* A "cu*" name that dlsym found: is it one we hand out an entry for?
- * The filter first, without a frame; the rest out of line. */
+/* A "cu*" name that dlsym found: is it one we hand out an entry for? */
 static __attribute__((noinline)) void *dlsym_hooked(void *handle, const char *name, void *r, const void *caller)
 {
     int saved = errno;
@@ -281,43 +323,59 @@ static __attribute__((noinline)) void *dlsym_hooked(void *handle, const char *na
     return r;
 }
 
-static __attribute__((noinline)) void *dlsym_cu(void *handle, const char *name, void *r, const void *caller)
+/* A handle from dlopen and a name that passed cu_maybe_hooked.  The second
+ * filter also comes before the real call: what it rejects is a tail call
+ * again, and it fills both filters even in a process whose "cu*" names are
+ * all missing (a missing name costs the filters, where it used to cost none). */
+static __attribute__((noinline)) void *dlsym_cu(void *handle, const char *name, const void *caller)
 {
-    if (name[1] != 'u' || !maybe_hooked(name))
+    if (!cg_real_dl_init())
+        return NULL;
+    if (!maybe_hooked(name))
+        return cg_dl.dlsym(handle, name);
+    void *r = cg_dl.dlsym(handle, name);
+    if (!r)
         return r;
     return dlsym_hooked(handle, name, r, caller);
 }
 
-/* RTLD_DEFAULT / RTLD_NEXT (answered as the caller), and the first call. */
-static __attribute__((noinline)) void *dlsym_slow(void *handle, const char *name, const void *caller)
+/* RTLD_DEFAULT / RTLD_NEXT, answered as the caller. */
+static __attribute__((noinline)) void *dlsym_special(void *handle, const char *name, const void *caller)
 {
     if (!cg_real_dl_init())
         return NULL;
-    void *r;
-    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT)
-        r = cg_call_as(caller, (void *)cg_dl.dlsym, handle, (void *)name, NULL);
-    else
-        r = cg_dl.dlsym(handle, name);
-    if (!r || !name || name[0] != 'c')
+    void *r = cg_call_as(caller, (void *)cg_dl.dlsym, handle, (void *)name, NULL);
+    if (!r || !name || name[0] != 'c' || !cu_maybe_hooked(name) || !maybe_hooked(name))
         return r;
-    return dlsym_cu(handle, name, r, caller);
+    return dlsym_hooked(handle, name, r, caller);
 }
 
-/* The fast path (a handle from dlopen, a name that is not "c*": most
- * lookups) keeps only the handle and the name across the real call; the
- * caller is read from the stack only by the paths that need it. */
+/* What dlsym's fast path calls: this first-call step until glibc's dlsym is
+ * known, then glibc's dlsym itself, so the fast path tests nothing for it. */
+static void *dlsym_first(void *handle, const char *name);
+static void *(*_Atomic dlsym_next)(void *, const char *) = dlsym_first;
+
+static void *dlsym_first(void *handle, const char *name)
+{
+    if (!cg_real_dl_init())
+        return NULL;
+    atomic_store_explicit(&dlsym_next, cg_dl.dlsym, memory_order_relaxed);
+    return cg_dl.dlsym(handle, name);
+}
+
+/* The fast path (a handle from dlopen, a name that no hooked name could be:
+ * most lookups) decides before the real call, so that the real call is a
+ * tail call and dlsym keeps no frame; the caller is read from the stack only
+ * by the paths that need it.  Every hooked name starts with "cu". */
 CG_EXPORT void *dlsym(void *handle, const char *name)
 {
     LAUNDER(name);
     pending_clear();
-    void *(*real)(void *, const char *) = cg_dl.dlsym;
-    if (CG_UNLIKELY(!real || handle == RTLD_DEFAULT || handle == RTLD_NEXT))
-        return dlsym_slow(handle, name, __builtin_return_address(0));
-    void *r = real(handle, name);
-    /* every hooked name starts with "cu"; most "cu*" names are not hooked */
-    if (!r || !name || name[0] != 'c')
-        return r;
-    return dlsym_cu(handle, name, r, __builtin_return_address(0));
+    if (CG_UNLIKELY(handle == RTLD_DEFAULT || handle == RTLD_NEXT))
+        return dlsym_special(handle, name, __builtin_return_address(0));
+    if (name && name[0] == 'c' && cu_maybe_hooked(name))
+        return dlsym_cu(handle, name, __builtin_return_address(0));
+    return atomic_load_explicit(&dlsym_next, memory_order_relaxed)(handle, name);
 }
 
 CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
