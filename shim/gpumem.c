@@ -1,10 +1,11 @@
 /* gpumem.c - GPU memory on all three routes: how much this process holds,
  * the largest allocation that worked, and every failed allocation in bytes.
  *
- * Hot path (an allocation or a free that succeeds): the real call, then a
- * few relaxed atomics: the live bytes, the largest allocation, and one slot
- * of a lock-free open-addressing table that remembers each pointer's size
- * (the free calls do not say it).  No syscall, no lock, no formatting.  Failures
+ * Hot path (an allocation or a free that succeeds): the real call, then one
+ * slot of a lock-free open-addressing table that remembers each pointer's
+ * size (the free calls do not say it); a free also keeps the largest block
+ * freed.  What the events report is worked out from the table when they are
+ * written (mem_now).  No syscall, no lock, no formatting.  Failures
  * write an `alloc_failed` event with the GPU's free/total memory at that
  * moment, this process's live bytes, the largest allocation that worked,
  * the holders (NVML) and the caller.
@@ -21,11 +22,14 @@
 #include "gpuinfo.h"
 
 /* ---- counters */
-/* No allocation or free counter of its own: the entries' call counters
- * already count them (count_allocs, count_frees), and every instruction on
- * an allocation's path is paid on every call.  No peak either (see
- * docs/performance.md: it cost 4 instructions per allocation). */
-static _Atomic uint64_t live, largest_ok;
+/* Every instruction on an allocation's path is paid on every call, so the
+ * numbers the trace reports are kept where they cost least: no allocation or
+ * free counter (the entries' call counters already count them: count_allocs,
+ * count_frees); the live bytes and the largest block from a walk over the
+ * table when an event needs them (mem_now); on the hot path only the largest
+ * block that LEFT the table (freed, or never in it), which a free reads
+ * anyway.  No peak (docs/performance.md: 4 instructions per allocation). */
+static _Atomic uint64_t largest_out;
 static _Atomic uint64_t failures, failures_unwritten, untracked, unknown_frees, null_frees;
 #define MAX_FAILURE_EVENTS 256 /* past this, alloc_failed events are counted, not written */
 
@@ -135,23 +139,20 @@ static __attribute__((noinline, cold)) void grow(_Atomic uint64_t *m, uint64_t v
     max_into(m, v);
 }
 
-/* The table's first probe was taken: the rest of the run, then live. */
+/* The table's first probe was taken: the rest of the run.  A block that
+ * finds no slot still counts for the largest allocation that worked. */
 static __attribute__((noinline, cold)) void on_alloc_more(struct slot *t, uintptr_t k, uint64_t size)
 {
     if (!table_put_more(t, k, size, hash(k))) {
         atomic_fetch_add_explicit(&untracked, 1, memory_order_relaxed);
-        return;
+        grow(&largest_out, size);
     }
-    atomic_fetch_add_explicit(&live, size, memory_order_relaxed);
 }
 
-/* A successful allocation of `size` bytes at k: largest, the table's first
- * probe with its compare-and-swap, live.  Inline in the entries; the rest
- * out of line. */
+/* A successful allocation of `size` bytes at k: the table's first probe
+ * with its compare-and-swap.  Inline in the entries; the rest out of line. */
 static inline __attribute__((always_inline)) void on_alloc(struct slot *t, uintptr_t k, uint64_t size)
 {
-    if (CG_UNLIKELY(size > atomic_load_explicit(&largest_ok, memory_order_relaxed)))
-        grow(&largest_ok, size);
     struct slot *s = slot_of(t, k);
     uintptr_t cur = atomic_load_explicit(&s->key, memory_order_relaxed);
     if (CG_UNLIKELY(!slot_free(cur)) ||
@@ -161,23 +162,57 @@ static inline __attribute__((always_inline)) void on_alloc(struct slot *t, uintp
         return;
     }
     atomic_store_explicit(&s->size, size, memory_order_relaxed);
-    atomic_fetch_add_explicit(&live, size, memory_order_relaxed);
 }
 
-/* A successful free of the block in slot s: out of the table and of live. */
+/* A successful free of the block in slot s: out of the table, and into the
+ * largest block that left it. */
 static inline __attribute__((always_inline)) void on_freed(struct slot *s)
 {
     uint64_t size = atomic_load_explicit(&s->size, memory_order_relaxed);
     atomic_store_explicit(&s->key, TOMB, memory_order_relaxed);
-    atomic_fetch_sub_explicit(&live, size, memory_order_relaxed);
+    max_into(&largest_out, size);
+}
+
+/* What this process holds now, and the largest allocation that worked: every
+ * block is either in the table (live) or has left it (largest_out).  A walk
+ * over both tables, 2 x 65,536 slots (about 0.2 ms): only for an event.
+ * Blocks that another thread allocates or frees meanwhile may or may not be
+ * counted, as with any snapshot. */
+struct mem_now {
+    uint64_t live, largest;
+};
+
+static uint64_t count_ok(const int *hooks, size_t n);
+static const int alloc_hooks[6];
+
+static void mem_now(struct mem_now *m)
+{
+    m->live = 0;
+    m->largest = atomic_load_explicit(&largest_out, memory_order_relaxed);
+    /* A table no allocation went into is not walked (a process that never
+     * allocated pays nothing at exit): the handle table's only user is
+     * cuMemCreate, the last of alloc_hooks. */
+    bool used[2] = {count_ok(alloc_hooks, 5) != 0 || atomic_load(&untracked) != 0, count_ok(alloc_hooks + 5, 1) != 0};
+    for (int t = 0; t < 2; t++) {
+        const struct slot *tab = t ? handle_table : ptr_table;
+        for (uint32_t i = 0; used[t] && i < TABLE_SIZE; i++) {
+            uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_relaxed);
+            if (slot_free(k) || k == RESERVED)
+                continue;
+            uint64_t size = atomic_load_explicit(&tab[i].size, memory_order_relaxed);
+            m->live += size;
+            if (size > m->largest)
+                m->largest = size;
+        }
+    }
 }
 
 /* Allocations that succeeded: the driver's allocation entries' calls less
  * their failures.  The driver's, not the runtime's: cudaMalloc's allocation
  * is its cuMemAlloc_v2 inside libcudart (see "the wrappers"). */
-static const int alloc_hooks[] = {CG_H_cuMemAlloc_v2,           CG_H_cuMemAllocAsync,
-                                  CG_H_cuMemAllocAsync_ptsz,     CG_H_cuMemAllocFromPoolAsync,
-                                  CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemCreate};
+static const int alloc_hooks[6] = {CG_H_cuMemAlloc_v2,           CG_H_cuMemAllocAsync,
+                                   CG_H_cuMemAllocAsync_ptsz,     CG_H_cuMemAllocFromPoolAsync,
+                                   CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemCreate /* last: handle_table */};
 static const int free_hooks[] = {CG_H_cuMemFree_v2, CG_H_cuMemFreeAsync, CG_H_cuMemFreeAsync_ptsz,
                                  CG_H_cuMemRelease};
 
@@ -379,8 +414,10 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_ev_gpu_mem(&e, "mem", &st.mem);
         if (st.mem.known)
             cg_ev_bool(&e, "exceeds_free", bytes > st.mem.free);
-        cg_ev_u64(&e, "live", atomic_load(&live));
-        cg_ev_u64(&e, "largest_ok", atomic_load(&largest_ok));
+        struct mem_now now;
+        mem_now(&now);
+        cg_ev_u64(&e, "live", now.live);
+        cg_ev_u64(&e, "largest_ok", now.largest);
         cg_ev_caller(&e, caller);
         cg_ev_gpu_devices(&e, &st);
         if (oom)
@@ -407,10 +444,12 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
 void cg_gpumem_exit(struct cg_ev *e)
 {
     cg_ev_open(e, "gpu_mem", '{');
-    cg_ev_u64(e, "live", atomic_load(&live));
+    struct mem_now now;
+    mem_now(&now);
+    cg_ev_u64(e, "live", now.live);
     cg_ev_u64(e, "allocs", count_allocs());
     cg_ev_u64(e, "frees", count_frees());
-    cg_ev_u64(e, "largest_ok", atomic_load(&largest_ok));
+    cg_ev_u64(e, "largest_ok", now.largest);
     cg_ev_u64(e, "alloc_failures", atomic_load(&failures));
     cg_ev_u64(e, "alloc_failed_unwritten", atomic_load(&failures_unwritten));
     cg_ev_u64(e, "untracked", atomic_load(&untracked));
