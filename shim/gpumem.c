@@ -86,29 +86,7 @@ static __attribute__((noinline)) bool table_put_more(struct slot *t, uintptr_t k
     return false;
 }
 
-static inline bool table_put(struct slot *t, uintptr_t k, uint64_t size)
-{
-    uint32_t i = hash(k);
-    uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-    if (CG_LIKELY(slot_free(cur)) &&
-        atomic_compare_exchange_strong_explicit(&t[i].key, &cur, k, memory_order_relaxed, memory_order_relaxed)) {
-        atomic_store_explicit(&t[i].size, size, memory_order_relaxed);
-        return true;
-    }
-    return table_put_more(t, k, size, i);
-}
-
-/* Sizes read for a block the table does not know. */
-#define NOT_KNOWN UINT64_MAX /* no block has this size */
-
-/* &t[hash(k)], computed as a byte offset: one shift and a mask instead of a
- * shift, a copy, a shift and an add (the entries compute it on every call). */
-static inline struct slot *slot_of(struct slot *t, uintptr_t k)
-{
-    _Static_assert(sizeof(struct slot) == 16, "slot_of assumes 16-byte slots");
-    uint64_t off = ((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS - 4) & ((uint64_t)(TABLE_SIZE - 1) << 4);
-    return (struct slot *)((char *)t + off);
-}
+static inline struct slot *slot_of(struct slot *t, uintptr_t k) { return &t[hash(k)]; }
 
 /* The slot that holds k, NULL when k is not in the table. */
 static struct slot *table_find(struct slot *t, uintptr_t k)
