@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [fallback] [robust] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -365,6 +365,29 @@ else:
 print("   %s memcount %s" % ("PASS" if ok else "FAIL", sys.argv[1].rsplit("_", 1)[-1]))
 PYEOF
         done
+        ;;
+    pairs)
+        # The overhead's finer check: plain and shim runs alternating in pairs (no cuDNN log runs between
+        # them), the ratio of the medians and the median of the per-pair ratios.  CG_PAIRS_FW (torch),
+        # CG_PAIRS_ROUNDS (12), CG_PAIRS_STEPS (300).  12 x 300 PyTorch steps take ~4 minutes.
+        fw=${CG_PAIRS_FW:-torch}
+        echo "== pairs: $fw, plain and shim alternating, ${CG_PAIRS_ROUNDS:-12} rounds of ${CG_PAIRS_STEPS:-300} steps"
+        : > "$OUT/pairs_$fw.txt"
+        for i in $(seq 1 ${CG_PAIRS_ROUNDS:-12}); do
+            a=$($PY tests/gpu/bench_step.py $fw ${CG_PAIRS_STEPS:-300} 2>/dev/null | tail -1 | awk '{print $2}')
+            b=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/pairs_traces LD_PRELOAD=$SHIM $PY tests/gpu/bench_step.py $fw ${CG_PAIRS_STEPS:-300} 2>/dev/null | tail -1 | awk '{print $2}')
+            echo "round $i plain $a shim $b" | tee -a "$OUT/pairs_$fw.txt" | sed 's/^/   /'
+        done
+        $PY - "$OUT/pairs_$fw.txt" <<'PYEOF'
+import statistics as s, sys
+p, q = [], []
+for l in open(sys.argv[1]):
+    f = l.split()
+    p.append(float(f[3])); q.append(float(f[5]))
+r = sorted(b / a for a, b in zip(p, q))
+print("   plain median %.3f shim median %.3f ratio of medians %.3f; per-round ratios median %.3f, range %.3f-%.3f" % (
+    s.median(p), s.median(q), s.median(q) / s.median(p), s.median(r), r[0], r[-1]))
+PYEOF
         ;;
     overhead)
         echo "== overhead: ms/step without the shim, with it, and with cuDNN's own log (CUDNN_LOGLEVEL_DBG=3)"
