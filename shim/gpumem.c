@@ -151,46 +151,13 @@ static inline __attribute__((always_inline)) void on_freed(struct slot *s)
     max_into(&largest_out, size);
 }
 
-/* What this process holds now, and the largest allocation that worked: every
- * block is either in the table (live) or has left it (largest_out).  A walk
- * over both tables, 2 x 65,536 slots (about 0.2 ms): only for an event.
- * Blocks that another thread allocates or frees meanwhile may or may not be
- * counted, as with any snapshot. */
-struct mem_now {
-    uint64_t live, largest;
-};
-
-static uint64_t count_ok(const int *hooks, size_t n);
-static const int alloc_hooks[6];
-
-static void mem_now(struct mem_now *m)
-{
-    m->live = 0;
-    m->largest = atomic_load_explicit(&largest_out, memory_order_relaxed);
-    /* A table no allocation went into is not walked (a process that never
-     * allocated pays nothing at exit): the handle table's only user is
-     * cuMemCreate, the last of alloc_hooks. */
-    bool used[2] = {count_ok(alloc_hooks, 5) != 0 || atomic_load(&untracked) != 0, count_ok(alloc_hooks + 5, 1) != 0};
-    for (int t = 0; t < 2; t++) {
-        const struct slot *tab = t ? handle_table : ptr_table;
-        for (uint32_t i = 0; used[t] && i < TABLE_SIZE; i++) {
-            uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_relaxed);
-            if (slot_free(k) || k == RESERVED)
-                continue;
-            uint64_t size = atomic_load_explicit(&tab[i].size, memory_order_relaxed);
-            m->live += size;
-            if (size > m->largest)
-                m->largest = size;
-        }
-    }
-}
-
 /* Allocations that succeeded: the driver's allocation entries' calls less
  * their failures.  The driver's, not the runtime's: cudaMalloc's allocation
  * is its cuMemAlloc_v2 inside libcudart (see "the wrappers"). */
-static const int alloc_hooks[6] = {CG_H_cuMemAlloc_v2,           CG_H_cuMemAllocAsync,
-                                   CG_H_cuMemAllocAsync_ptsz,     CG_H_cuMemAllocFromPoolAsync,
-                                   CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemCreate /* last: handle_table */};
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+static const int ptr_alloc_hooks[] = {CG_H_cuMemAlloc_v2, CG_H_cuMemAllocAsync, CG_H_cuMemAllocAsync_ptsz,
+                                      CG_H_cuMemAllocFromPoolAsync, CG_H_cuMemAllocFromPoolAsync_ptsz};
+static const int handle_alloc_hooks[] = {CG_H_cuMemCreate};
 static const int free_hooks[] = {CG_H_cuMemFree_v2, CG_H_cuMemFreeAsync, CG_H_cuMemFreeAsync_ptsz,
                                  CG_H_cuMemRelease};
 
@@ -203,14 +170,48 @@ static uint64_t count_ok(const int *hooks, size_t n)
     return ok;
 }
 
-static uint64_t count_allocs(void) { return count_ok(alloc_hooks, sizeof alloc_hooks / sizeof alloc_hooks[0]); }
+static uint64_t count_allocs(void)
+{
+    return count_ok(ptr_alloc_hooks, NELEMS(ptr_alloc_hooks)) + count_ok(handle_alloc_hooks, NELEMS(handle_alloc_hooks));
+}
 
 /* Frees of blocks the table knew: the unknown ones and NULL left out. */
 static uint64_t count_frees(void)
 {
-    uint64_t ok = count_ok(free_hooks, sizeof free_hooks / sizeof free_hooks[0]);
+    uint64_t ok = count_ok(free_hooks, NELEMS(free_hooks));
     uint64_t other = atomic_load(&unknown_frees) + atomic_load(&null_frees);
     return ok > other ? ok - other : 0;
+}
+
+/* What this process holds now, and the largest allocation that worked: every
+ * block is either in the table (live) or has left it (largest_out).  A walk
+ * over both tables, 2 x 65,536 slots (about 0.2 ms): only for an event.
+ * Blocks that another thread allocates or frees meanwhile may or may not be
+ * counted, as with any snapshot. */
+struct mem_now {
+    uint64_t live, largest;
+};
+
+static void mem_now(struct mem_now *m)
+{
+    m->live = 0;
+    m->largest = atomic_load_explicit(&largest_out, memory_order_relaxed);
+    /* A table no allocation went into is not walked (a process that never
+     * allocated pays nothing at exit). */
+    bool used[2] = {count_ok(ptr_alloc_hooks, NELEMS(ptr_alloc_hooks)) != 0,
+                    count_ok(handle_alloc_hooks, NELEMS(handle_alloc_hooks)) != 0};
+    for (int t = 0; t < 2; t++) {
+        const struct slot *tab = t ? handle_table : ptr_table;
+        for (uint32_t i = 0; used[t] && i < TABLE_SIZE; i++) {
+            uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_relaxed);
+            if (slot_free(k) || k == RESERVED)
+                continue;
+            uint64_t size = atomic_load_explicit(&tab[i].size, memory_order_relaxed);
+            m->live += size;
+            if (size > m->largest)
+                m->largest = size;
+        }
+    }
 }
 
 /* A forked child counts its own calls (shim.c resets the call counters). */
@@ -227,7 +228,7 @@ static const int mem_hooks[] = {
     CG_H_cuMemAllocFromPoolAsync_ptsz, CG_H_cuMemFreeAsync, CG_H_cuMemFreeAsync_ptsz, CG_H_cuMemCreate,
     CG_H_cuMemRelease,
 };
-#define NMEM (sizeof mem_hooks / sizeof mem_hooks[0])
+#define NMEM NELEMS(mem_hooks)
 #define MAX_NOTES 128
 static struct note {
     int hook;
@@ -532,7 +533,7 @@ static __attribute__((noinline, cold)) cudaError_t rt_free_failed(int hook, cuda
         cudaError_t r = call;                                                                                    \
         rt.depth--;                                                                                              \
         if (CG_UNLIKELY(r != cudaSuccess))                                                                       \
-            return rt_alloc_failed(CG_H_##name, r, CALLER_NOW());                                                      \
+            return rt_alloc_failed(CG_H_##name, r, CALLER_NOW());                                                \
         return r;                                                                                                \
     }
 
