@@ -11,12 +11,11 @@ check "status.def names and values match the headers ($(echo "$out" | tail -1))"
 # name value pairs of one enum, from the line that opens it to the one that closes it
 enum_of() { awk -v a="$2" -v b="$3" '$0 ~ a {on=1} on {print} on && $0 ~ b {exit}' "$INC/$1" |
     grep -oE '^\s*[A-Za-z_][A-Za-z_0-9]*( CUDNN_DEPRECATED_ENUM)?\s*=\s*[0-9]+' | awk '{print $1, $NF}'; }
-missing=""
 covered() { # lib file start end: every numbered enumerator's value is in the table under lib
     local n=0 name v
     while read -r name v; do
         n=$((n + 1))
-        grep -q "^CG_STATUS($1, $v, " "$DEF" || missing="$missing $name=$v"
+        grep -q "^CG_STATUS($1, $v, " "$DEF" || echo " $name=$v" >> "$WORK/missing"
     done < <(enum_of "$2" "$3" "$4")
     echo $n
 }
@@ -24,6 +23,7 @@ n_cu=$(covered CU cuda.h '^typedef enum cudaError_enum' '} CUresult;')
 n_rt=$(covered RT driver_types.h '^enum __device_builtin__ cudaError' '^};')
 n_dnn=0
 [ -e "$INC/cudnn_graph.h" ] && n_dnn=$(covered DNN9 cudnn_graph.h 'CUDNN_STATUS_SUCCESS' 'cudnnStatus_t;')
+missing=$(cat "$WORK/missing" 2>/dev/null | tr -d '\n')
 check "every status of the headers is in status.def ($n_cu CUresult, $n_rt cudaError_t, $n_dnn cuDNN 9)${missing:+ (missing:$missing)}" \
     bash -c "[ -z '$missing' ] && [ $n_cu -gt 90 ] && [ $n_rt -gt 90 ] && [ $n_dnn -gt 40 ]"
 check "222 is CUDA_ERROR_UNSUPPORTED_PTX_VERSION and cudaErrorUnsupportedPtxVersion" bash -c \
