@@ -296,6 +296,19 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
 
+/* ---- drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* > 0 while the shim itself calls the driver on this thread: the messages
+ * those calls cause are counted, not written */
+extern __thread int cg_drvlog_mute;
+/* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
+ * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+const char *cg_drvlog_on_load(const struct cg_obj *o);
+/* trace.c, at the end of a failure event: the driver's messages of this
+ * thread that came with it, "driver_log":[seq...] */
+void cg_drvlog_attach(struct cg_ev *e);
+void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
+void cg_drvlog_after_fork(void);
+
 /* ---- graph_report.c: the graph (backend) API layer at exit */
 void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
 void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */

@@ -301,6 +301,7 @@ static void nvml_holders_locked(nvmlDevice_t dev, struct cg_gpu_state *s)
 void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
 {
     int saved = errno;
+    cg_drvlog_mute++; /* what our own questions make the driver log is not the program's */
     memset(s, 0, sizeof *s);
     s->mem.source = "unknown";
     s->driver_status = -1;
@@ -356,6 +357,7 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
         cg_strlcpy(s->nvml, "not asked", sizeof s->nvml);
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_drvlog_mute--;
     errno = saved;
 }
 
@@ -365,7 +367,10 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
     memset(m, 0, sizeof *m);
     m->source = "unknown";
     struct drv d;
-    if (drv_find(&d) && drv_mem(&d, m)) {
+    cg_drvlog_mute++;
+    bool from_driver = drv_find(&d) && drv_mem(&d, m);
+    cg_drvlog_mute--;
+    if (from_driver) {
         errno = saved;
         return;
     }

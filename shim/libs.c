@@ -176,6 +176,7 @@ static void record_lib(const struct cg_obj *o, const char *via)
     }
     /* Versions first (they may answer from the library itself), then the event. */
     cg_versions_on_load(o, l->soname, l->family);
+    const char *driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
     char b[4096];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "lib");
@@ -192,6 +193,8 @@ static void record_lib(const struct cg_obj *o, const char *via)
         cg_ev_i64(&e, "version", l->version);
     if (l->built_for >= 0)
         cg_ev_i64(&e, "cuda_built_for", l->built_for);
+    if (driver_log)
+        cg_ev_str(&e, "driver_log", driver_log);
     struct needed_ctx nc = {.soname = l->soname};
     if (cg_elf_each_obj(needed_cb, &nc))
         cg_ev_str(&e, "needed_by", nc.by);

@@ -288,6 +288,8 @@ void cg_ev_end(struct cg_ev *e)
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
         return;
     }
+    if (CG_UNLIKELY(e->failure))
+        cg_drvlog_attach(e); /* the driver's words about this failure, written just before it */
     if (e->overflow) {
         /* Drop the unfinished tail back to a safe point: cut at the last
          * complete member and mark the line truncated, still valid JSON. */
