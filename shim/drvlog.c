@@ -203,15 +203,16 @@ static void on_message(void *data, CUlogLevel level, char *message, size_t lengt
         n--;
     struct parsed p;
     parse(message, n, &p);
+    bool hooked = p.has_status && p.fn[0] && is_hooked(p.fn);
+    if (p.has_status && p.status && !hooked)
+        cg_note_failure(); /* a failure no hook saw: it counts in exit.failures, written or not */
     if (atomic_load_explicit(&n_slots, memory_order_relaxed) >= MAX_EVENTS || !text_allowed(p.text, p.len) ||
         atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed) >= MAX_EVENTS) {
         atomic_fetch_add_explicit(&n_not_written, 1, memory_order_relaxed);
         errno = saved;
         return;
     }
-    bool hooked = p.has_status && p.fn[0] && is_hooked(p.fn);
-    if (p.has_status && p.status && !hooked)
-        cg_note_failure(); /* a failure no hook saw: it counts in exit.failures */
+
     char b[8192];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "driver_log");
