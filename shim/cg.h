@@ -197,6 +197,9 @@ extern _Atomic uint64_t cg_events_written, cg_events_dropped;
 /* seq + 1 of the last event that reported a failure (a name ending in
  * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
 extern _Atomic uint64_t cg_last_failure_seq;
+/* Called by cg_ev_end with each failure event before it is written, when set
+ * (drvlog.c sets it once a driver log callback is registered). */
+extern void (*cg_ev_on_failure)(struct cg_ev *e);
 
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */
@@ -303,9 +306,6 @@ extern __thread int cg_drvlog_mute;
 /* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
  * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
 const char *cg_drvlog_on_load(const struct cg_obj *o);
-/* trace.c, at the end of a failure event: the driver's messages of this
- * thread that came with it, "driver_log":[seq...] */
-void cg_drvlog_attach(struct cg_ev *e);
 void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
 void cg_drvlog_after_fork(void);
 

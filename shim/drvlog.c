@@ -22,7 +22,7 @@
  * one text; the rest are counted (exit.driver_log).  The messages of a thread
  * wait for the failure event of that thread that follows (the hooked call
  * they belong to returns after them): cg_ev_end gives it their seqs
- * (cg_drvlog_attach).  Driver calls the shim makes itself (gpuinfo.c,
+ * (attach, through cg_ev_on_failure).  Driver calls the shim makes itself (gpuinfo.c,
  * codeload.c) raise cg_drvlog_mute: their messages are counted, not written. */
 #include <errno.h>
 #include <string.h>
@@ -243,7 +243,8 @@ static void on_message(void *data, CUlogLevel level, char *message, size_t lengt
 /* ---- tying a thread's messages to its failure event */
 static bool driver_fn(const char *fn) { return fn[0] == 'c' && fn[1] == 'u' && fn[2] >= 'A' && fn[2] <= 'Z'; }
 
-void cg_drvlog_attach(struct cg_ev *e)
+/* cg_ev_on_failure: appends "driver_log":[seq...] to a failure event */
+static void attach(struct cg_ev *e)
 {
     if (!pend.n || in_callback || e->overflow || e->depth)
         return;
@@ -324,6 +325,7 @@ const char *cg_drvlog_on_load(const struct cg_obj *o)
         return state;
     }
     cg_strlcpy(state, "registered", sizeof regs[0].state);
+    __atomic_store_n(&cg_ev_on_failure, attach, __ATOMIC_RELEASE);
     return state;
 }
 
