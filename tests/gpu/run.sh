@@ -603,7 +603,7 @@ PYEOF
         dl_run() { # name expect cmd...: with and without the shim; the trace's driver_log events; the report
             local name=$1 expect=$2; shift 2
             timeout 180 "$@" > "$D/$name.plain" 2>&1; local a=$?
-            CONVGUARD_QUIET=1 CONVGUARD_DIR=$D/$name LD_PRELOAD=$SHIM timeout 180 "$@" > "$D/$name.shim" 2>&1; local b=$?
+            timeout 180 env CONVGUARD_QUIET=1 CONVGUARD_DIR=$D/$name LD_PRELOAD=$SHIM "$@" > "$D/$name.shim" 2>&1; local b=$?
             echo "-- $name: exit $a without the shim, $b with it; output $(diff -q "$D/$name.plain" "$D/$name.shim" \
                 >/dev/null && echo same || echo DIFFERENT)"
             diff "$D/$name.plain" "$D/$name.shim" | head -6 | sed 's/^/   diff: /'
