@@ -26,6 +26,7 @@
  * codeload.c) raise cg_drvlog_mute: their messages are counted, not written. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cg.h"
 #include "codeimage.h"
@@ -188,6 +189,127 @@ static void pending_add(uint64_t seq, const struct parsed *p, bool hooked)
     }
 }
 
+/* One message as a driver_log event, within the caps. */
+static void emit(int level, const struct parsed *p, bool hooked, bool cut)
+{
+    if (atomic_load_explicit(&n_slots, memory_order_relaxed) >= MAX_EVENTS || !text_allowed(p->text, p->len) ||
+        atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed) >= MAX_EVENTS) {
+        atomic_fetch_add_explicit(&n_not_written, 1, memory_order_relaxed);
+        return;
+    }
+    char b[8192];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "driver_log");
+    if (level == CU_LOG_LEVEL_ERROR || level == CU_LOG_LEVEL_WARNING)
+        cg_ev_str(&e, "level", level == CU_LOG_LEVEL_ERROR ? "error" : "warning");
+    else
+        cg_ev_i64(&e, "level", level);
+    cg_ev_strn(&e, "message", p->text, p->len < MAX_MESSAGE ? p->len : MAX_MESSAGE);
+    if (cut || p->len > MAX_MESSAGE)
+        cg_ev_bool(&e, "message_cut", true);
+    if (p->fn[0])
+        cg_ev_str(&e, "fn", p->fn);
+    if (p->has_status) {
+        cg_ev_i64(&e, "status", p->status);
+        cg_ev_str(&e, "status_name", p->status_name[0] ? p->status_name : cg_cu_result_name((int)p->status));
+        cg_ev_bool(&e, "hooked", hooked);
+        if (p->status == 209) /* CUDA_ERROR_NO_BINARY_FOR_GPU: the images that hold nothing for this GPU */
+            cg_codeload_ev_no_fit(&e);
+    }
+    bool was = in_callback;
+    in_callback = true;
+    cg_ev_end(&e);
+    in_callback = was;
+    atomic_fetch_add_explicit(&n_written, 1, memory_order_relaxed);
+    pending_add(e.seq, p, hooked);
+}
+
+/* ---- explanations wait for their call's "Returning" line
+ * The driver explains first and says "Returning N (...) from fn" last, in the
+ * same call.  Only then is it known whether the call failed for real or
+ * answered a question the normal way (PyTorch asks cuCtxGetDevice on threads
+ * without a context: "No CUDA context is current to the calling thread",
+ * then 201; measured on the H200, 36 messages in a conv training step that
+ * worked).  So explanations are held, per thread, in a fixed pool (no
+ * allocation, no lock), and written with the Returning line that follows, or
+ * dropped with it; explanations no Returning line follows within NOTE_NS are
+ * notes of calls that worked (JAX: "Duplicate entry kernels named ..."), not
+ * written either.  A failure event of the thread writes what is held. */
+#define HOLDS 16
+#define HOLD_MSGS 8
+#define HOLD_TEXT 1024
+#define NOTE_NS 500000000ull
+static struct hold {
+    _Atomic int owner; /* tid, 0: free */
+    int n;
+    struct {
+        uint64_t t_ns;
+        int level;
+        bool cut;
+        size_t len;
+        char fn[64];
+        char text[HOLD_TEXT];
+    } m[HOLD_MSGS];
+} holds[HOLDS];
+static __thread int my_hold = -1;
+static _Atomic uint64_t n_probes, n_notes, n_held;
+
+static struct hold *hold_claim(void)
+{
+    if (my_hold >= 0)
+        return &holds[my_hold];
+    int tid = (int)gettid();
+    for (int i = 0; i < HOLDS; i++) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&holds[i].owner, &expected, tid)) {
+            holds[i].n = 0;
+            my_hold = i;
+            return &holds[i];
+        }
+    }
+    return NULL; /* the pool is taken: explanations are written at once */
+}
+
+static void hold_release(struct hold *h)
+{
+    atomic_fetch_sub_explicit(&n_held, (uint64_t)h->n, memory_order_relaxed);
+    h->n = 0;
+    atomic_store(&h->owner, 0);
+    my_hold = -1;
+}
+
+static void hold_drop(struct hold *h, _Atomic uint64_t *counter)
+{
+    atomic_fetch_add_explicit(counter, (uint64_t)h->n, memory_order_relaxed);
+    hold_release(h);
+}
+
+static void hold_write(struct hold *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        struct parsed q = {.text = h->m[i].text, .len = h->m[i].len};
+        cg_strlcpy(q.fn, h->m[i].fn, sizeof q.fn);
+        emit(h->m[i].level, &q, false, h->m[i].cut);
+    }
+    hold_release(h);
+}
+
+/* Calls whose error is the normal answer to a question about state, not a
+ * failure: "is a context current?" (cuCtxGet*: 201), "is it done?"
+ * (*Query: 600 NOT_READY), "does the driver have this entry point?"
+ * (cuGetProcAddress*: 500 NOT_FOUND), "is this a device pointer?"
+ * (cuPointerGetAttribute*: 1). */
+static bool is_probe(const char *fn, long long status)
+{
+    if (status == 201 && cg_starts_with(fn, "cuCtxGet"))
+        return true;
+    if (status == 600 && strstr(fn, "Query"))
+        return true;
+    if (status == 500 && cg_starts_with(fn, "cuGetProcAddress"))
+        return true;
+    return status == 1 && cg_starts_with(fn, "cuPointerGetAttribute");
+}
+
 static void on_message(void *data, CUlogLevel level, char *message, size_t length)
 {
     (void)data;
@@ -203,40 +325,48 @@ static void on_message(void *data, CUlogLevel level, char *message, size_t lengt
         n--;
     struct parsed p;
     parse(message, n, &p);
-    bool hooked = p.has_status && p.fn[0] && is_hooked(p.fn);
-    if (p.has_status && p.status && !hooked)
-        cg_note_failure(); /* a failure no hook saw: it counts in exit.failures, written or not */
-    if (atomic_load_explicit(&n_slots, memory_order_relaxed) >= MAX_EVENTS || !text_allowed(p.text, p.len) ||
-        atomic_fetch_add_explicit(&n_slots, 1, memory_order_relaxed) >= MAX_EVENTS) {
-        atomic_fetch_add_explicit(&n_not_written, 1, memory_order_relaxed);
+    uint64_t now = cg_now_ns();
+    struct hold *h = my_hold >= 0 ? &holds[my_hold] : NULL;
+    if (h && h->n && now - h->m[h->n - 1].t_ns > NOTE_NS)
+        hold_drop(h, &n_notes), h = NULL;
+    if (!p.has_status) {
+        if (!h)
+            h = hold_claim();
+        if (!h) {
+            emit(level, &p, false, false);
+        } else {
+            if (h->n == HOLD_MSGS) { /* the oldest was a note */
+                memmove(&h->m[0], &h->m[1], sizeof h->m[0] * (HOLD_MSGS - 1));
+                h->n--;
+                atomic_fetch_add_explicit(&n_notes, 1, memory_order_relaxed);
+                atomic_fetch_sub_explicit(&n_held, 1, memory_order_relaxed);
+            }
+            size_t k = p.len < HOLD_TEXT ? p.len : HOLD_TEXT;
+            h->m[h->n].t_ns = now;
+            h->m[h->n].level = level;
+            h->m[h->n].cut = p.len > HOLD_TEXT;
+            h->m[h->n].len = k;
+            memcpy(h->m[h->n].text, p.text, k);
+            cg_strlcpy(h->m[h->n].fn, p.fn, sizeof h->m[0].fn);
+            h->n++;
+            atomic_fetch_add_explicit(&n_held, 1, memory_order_relaxed);
+        }
         errno = saved;
         return;
     }
-
-    char b[8192];
-    struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "driver_log");
-    if (level == CU_LOG_LEVEL_ERROR || level == CU_LOG_LEVEL_WARNING)
-        cg_ev_str(&e, "level", level == CU_LOG_LEVEL_ERROR ? "error" : "warning");
-    else
-        cg_ev_i64(&e, "level", level);
-    cg_ev_strn(&e, "message", p.text, p.len < MAX_MESSAGE ? p.len : MAX_MESSAGE);
-    if (p.len > MAX_MESSAGE)
-        cg_ev_bool(&e, "message_cut", true);
-    if (p.fn[0])
-        cg_ev_str(&e, "fn", p.fn);
-    if (p.has_status) {
-        cg_ev_i64(&e, "status", p.status);
-        cg_ev_str(&e, "status_name", p.status_name[0] ? p.status_name : cg_cu_result_name((int)p.status));
-        cg_ev_bool(&e, "hooked", hooked);
-        if (p.status == 209) /* CUDA_ERROR_NO_BINARY_FOR_GPU: the images that hold nothing for this GPU */
-            cg_codeload_ev_no_fit(&e);
+    if (p.fn[0] && is_probe(p.fn, p.status)) {
+        atomic_fetch_add_explicit(&n_probes, 1, memory_order_relaxed);
+        if (h)
+            hold_drop(h, &n_probes);
+        errno = saved;
+        return;
     }
-    in_callback = true;
-    cg_ev_end(&e);
-    in_callback = false;
-    atomic_fetch_add_explicit(&n_written, 1, memory_order_relaxed);
-    pending_add(e.seq, &p, hooked);
+    bool hooked = p.fn[0] && is_hooked(p.fn);
+    if (p.status && !hooked)
+        cg_note_failure(); /* a failure no hook saw: it counts in exit.failures, written or not */
+    if (h)
+        hold_write(h);
+    emit(level, &p, hooked, false);
     errno = saved;
 }
 
@@ -246,7 +376,11 @@ static bool driver_fn(const char *fn) { return fn[0] == 'c' && fn[1] == 'u' && f
 /* cg_ev_on_failure: appends "driver_log":[seq...] to a failure event */
 static void attach(struct cg_ev *e)
 {
-    if (!pend.n || in_callback || e->overflow || e->depth)
+    if (in_callback || e->overflow || e->depth)
+        return;
+    if (my_hold >= 0 && holds[my_hold].n)
+        hold_write(&holds[my_hold]); /* explanations with no Returning line: this failure's */
+    if (!pend.n)
         return;
     if (cg_now_ns() - pend.t_ns > TIE_NS) {
         pend.n = 0;
@@ -290,6 +424,13 @@ static void after_fork_child(void)
         atomic_store(&text_count[i], 0);
     }
     pend.n = 0;
+    /* the other threads' held messages were the parent's */
+    for (int i = 0; i < HOLDS; i++)
+        holds[i].n = 0, atomic_store(&holds[i].owner, 0);
+    my_hold = -1;
+    atomic_store(&n_probes, 0);
+    atomic_store(&n_notes, 0);
+    atomic_store(&n_held, 0);
 }
 
 void cg_drvlog_after_fork(void) { after_fork_child(); }
@@ -341,5 +482,10 @@ void cg_drvlog_exit(struct cg_ev *e)
     cg_ev_u64(e, "written", atomic_load(&n_written));
     cg_ev_u64(e, "not_written", atomic_load(&n_not_written));
     cg_ev_u64(e, "own", atomic_load(&n_own));
+    cg_ev_u64(e, "probes", atomic_load(&n_probes));
+    if (my_hold >= 0 && holds[my_hold].n) /* this thread's last explanations: no error followed */
+        hold_drop(&holds[my_hold], &n_notes);
+    cg_ev_u64(e, "notes", atomic_load(&n_notes));
+    cg_ev_u64(e, "held", atomic_load(&n_held));
     cg_ev_close(e, '}');
 }

@@ -90,6 +90,7 @@ bool load_resolved(struct trace *t, size_t i);             /* dlopen failure lat
 bool m_code_arch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
 bool m_ptx_version(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
 bool m_driver_error(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_code_no_fit(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
 /* The driver's messages that explain ev, quoted: "No device ..." "Returning 209 ...", or NULL. */
 char *driver_words(struct trace *t, json_t *ev);
 

@@ -69,10 +69,15 @@ char *driver_words(struct trace *t, json_t *ev)
         return NULL;
     json_t *ms = messages_of(t, ev);
     struct sbuf b = {0};
-    for (size_t i = 0; i < json_array_size(ms) && i < 4; i++)
-        sb_printf(&b, "%s\"%.200s\"", b.len ? " " : "", jstr(json_array_get(ms, i), "message", "?"));
-    if (json_array_size(ms) > 4)
-        sb_printf(&b, " (and %zu more)", json_array_size(ms) - 4);
+    for (size_t i = 0; i < json_array_size(ms) && i < 6; i++) {
+        /* the driver's standing advice after some sentences adds nothing to a report */
+        const char *m = jstr(json_array_get(ms, i), "message", "?");
+        const char *advice = strstr(m, ", to get more information when using CUDA Driver APIs");
+        int n = advice ? (int)(advice - m) : 200;
+        sb_printf(&b, "%s\"%.*s\"", b.len ? " " : "", n < 200 ? n : 200, m);
+    }
+    if (json_array_size(ms) > 6)
+        sb_printf(&b, " (and %zu more)", json_array_size(ms) - 6);
     json_decref(ms);
     return b.len ? sb_take(&b) : NULL;
 }
@@ -193,6 +198,24 @@ bool m_ptx_version(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "sm", gpu ? xasprintf("%c%c", gpu[0], gpu[2] ? gpu[2] : '0') : xstrdup("XY"));
     free(gpu);
     what_failed(ev, vars);
+    return true;
+}
+
+/* Code for other GPUs loaded on a driver without a log: it may or may not have been used. */
+bool m_code_no_fit(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    if (jget(ev, "driver_log"))
+        return false; /* the driver's log would have said if a kernel of it failed */
+    json_t *nf = json_array_get(jget(ev, "code_images.no_fit_images"), 0);
+    json_t *image = jget(nf, "image");
+    if (!image)
+        return false;
+    const char *gpu = jstr(image, "device", "?");
+    set_str(vars, "gpu", gpu);
+    set_own(vars, "sm", strlen(gpu) >= 3 ? xasprintf("%c%c", gpu[0], gpu[2]) : xstrdup("XY"));
+    set_own(vars, "code_text", code_text(image));
+    set_own(vars, "load_fn", xasprintf("%s (called by %s)", jstr(nf, "fn", "?"), base_name(jstr(nf, "caller", "?"))));
     return true;
 }
 

@@ -6,7 +6,10 @@
  *                          cuLibraryGetKernel (209, a call with no hook)
  *   client_drvlog module   the same through cuModuleLoadData + cuModuleGetFunction
  *   client_drvlog ptx      cuModuleLoadData of PTX text of ISA 9.9 (222)
- *   client_drvlog ok       sm_90 machine code + compute_90 PTX: loads, kernel found, launched
+ *   client_drvlog ok       sm_90 machine code (twice: the driver notes the duplicate) +
+ *                          compute_90 PTX: loads, kernel found, launched; and
+ *                          cuCtxGetDevice asked with no context current (201, the
+ *                          question PyTorch asks on its threads)
  *   client_drvlog flood N  N failing cuModuleGetFunction calls on no module
  *   client_drvlog own      registers its own log callback first, runs arch and
  *                          ptx, prints every message it got ("own: ...")
@@ -24,6 +27,8 @@ struct drv {
     CUresult (*init)(unsigned);
     CUresult (*retain)(CUcontext *, CUdevice);
     CUresult (*set_cur)(CUcontext);
+    CUresult (*get_cur)(CUcontext *);
+    CUresult (*get_dev)(CUdevice *);
     CUresult (*count)(int *);
     CUresult (*lib_load)(CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, void **,
                          unsigned);
@@ -140,6 +145,7 @@ static int ok(struct drv *d)
     struct fatbin f;
     fatbin_init(&f);
     fatbin_add(&f, 2, 90, 1, 8);
+    fatbin_add(&f, 2, 90, 1, 8);
     fatbin_add(&f, 1, 90, 9, 0);
     CUlibrary lib = NULL;
     CUresult r = d->lib_load(&lib, f.b, NULL, NULL, 0, NULL, NULL, 0);
@@ -152,6 +158,13 @@ static int ok(struct drv *d)
     printf("cuModuleGetFunction = %d\n", r3);
     CUresult r4 = r3 ? r3 : d->launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
     printf("cuLaunchKernel = %d\n", r4);
+    CUcontext c = NULL;
+    CUdevice dev = -1;
+    d->get_cur(&c);
+    usleep(600000); /* the driver's note about the loads is half a second old: another call's */
+    d->set_cur(NULL);
+    printf("cuCtxGetDevice with no context current = %d\n", d->get_dev(&dev));
+    d->set_cur(c);
     return r || r2 || r3 || r4;
 }
 
@@ -175,6 +188,8 @@ int main(int argc, char **argv)
         .init = sym(h, "cuInit"),
         .retain = sym(h, "cuDevicePrimaryCtxRetain"),
         .set_cur = sym(h, "cuCtxSetCurrent"),
+        .get_cur = sym(h, "cuCtxGetCurrent"),
+        .get_dev = sym(h, "cuCtxGetDevice"),
         .count = sym(h, "cuDeviceGetCount"),
         .lib_load = sym(h, "cuLibraryLoadData"),
         .lib_kernel = sym(h, "cuLibraryGetKernel"),

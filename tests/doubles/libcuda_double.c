@@ -154,7 +154,7 @@ static struct CUctx_st primary;
 static __thread CUcontext current; /* per thread, as in the real driver */
 
 #define NEED_INIT() do { if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY) return drv_ret(__func__, CUDA_ERROR_NOT_INITIALIZED); } while (0)
-#define NEED_CTX() do { NEED_INIT(); if (!current) return drv_ret(__func__, CUDA_ERROR_INVALID_CONTEXT); } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!current) { drv_log("No CUDA context is current to the calling thread"); return drv_ret(__func__, CUDA_ERROR_INVALID_CONTEXT); } } while (0)
 
 API CUresult cuInit(unsigned int flags)
 {
@@ -447,7 +447,16 @@ struct CUlib_st { int fits; };
 struct CUfunc_st { int unused; };
 static struct CUfunc_st the_function;
 
-enum { IMG_FITS, IMG_NO_CODE, IMG_PTX_TOO_NEW };
+enum { IMG_FITS, IMG_NO_CODE, IMG_PTX_TOO_NEW, IMG_FITS_DUPLICATE };
+/* What the real driver says (measured on the H200, driver 580.159) */
+#define JIT_LOG_HINT ", to get more information when using CUDA Driver APIs use the CU_JIT_ERROR_LOG_BUFFER and " \
+                     "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES parameters"
+static void log_no_code(void)
+{
+    drv_log("Error handling fatbinary" JIT_LOG_HINT);
+    drv_log("No available relocatable PTX entries for GPU");
+    drv_log("No device code available for GPU ISA 90");
+}
 /* What this double's GPU (9.0, PTX up to ISA 9.0) makes of an image. */
 static int image_verdict(const void *image)
 {
@@ -459,7 +468,9 @@ static int image_verdict(const void *image)
         uint64_t size;
         memcpy(&hsize, p + 6, 2);
         memcpy(&size, p + 8, 8);
-        int fits = 0;
+        int fits = 0, dup = 0;
+        uint32_t seen[16];
+        int nseen = 0;
         for (const unsigned char *e = p + hsize; e + 32 <= p + hsize + size;) {
             uint16_t kind, minor, major;
             uint32_t eh, arch;
@@ -468,13 +479,17 @@ static int image_verdict(const void *image)
             memcpy(&minor, e + 24, 2), memcpy(&major, e + 26, 2), memcpy(&arch, e + 28, 4);
             if (kind == 2 && arch == 90)
                 fits = 1;
+            for (int i = 0; i < nseen; i++)
+                dup |= seen[i] == (kind << 16 | arch);
+            if (nseen < 16)
+                seen[nseen++] = kind << 16 | arch;
             if (kind == 1 && arch <= 90 && major * 10 + minor <= 90)
                 fits = 1;
             if (eh < 32)
                 break;
             e += eh + len;
         }
-        return fits ? IMG_FITS : IMG_NO_CODE;
+        return fits ? (dup ? IMG_FITS_DUPLICATE : IMG_FITS) : IMG_NO_CODE;
     }
     const char *v = strstr((const char *)image, "\n.version ");
     if (v && (atoi(v + 10) > 9 || (atoi(v + 10) == 9 && atoi(strchr(v + 10, '.') + 1) > 0)))
@@ -494,18 +509,21 @@ static CUresult code_load(const char *fn, void **out, const void *what, size_t s
         return drv_ret(fn, CUDA_ERROR_OUT_OF_MEMORY);
     int v = is_image ? image_verdict(what) : IMG_FITS;
     if (v == IMG_PTX_TOO_NEW) {
-        drv_log("Unsupported PTX ISA version: the driver supports up to 9.0");
+        drv_log("JIT compilation failed" JIT_LOG_HINT);
+        drv_log("No device code available for GPU ISA 90");
         return drv_ret(fn, CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
     }
     const char *loading = getenv("CUDA_MODULE_LOADING");
     if (v == IMG_NO_CODE && loading && strcmp(loading, "EAGER") == 0) {
-        drv_log("No device code available for GPU ISA 90");
+        log_no_code();
         return drv_ret(fn, CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
+    if (v == IMG_FITS_DUPLICATE) /* a note of a load that works (cuDNN's fatbinaries under JAX) */
+        drv_log("Duplicate entry kernels named \"_Z6kernelPf\"");
     int *h = calloc(1, sz);
     if (!h)
         return drv_ret(fn, CUDA_ERROR_OUT_OF_MEMORY);
-    *h = v == IMG_FITS; /* lazy loading: code with nothing for this GPU fails at the lookup */
+    *h = v != IMG_NO_CODE; /* lazy loading: code with nothing for this GPU fails at the lookup */
     *out = h;
     return CUDA_SUCCESS;
 }
@@ -541,7 +559,8 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *nam
     if (!f || !name)
         return drv_ret(__func__, CUDA_ERROR_INVALID_VALUE);
     if (!module->fits) {
-        drv_log("No device code available for GPU ISA 90");
+        log_no_code();
+        drv_log("Kernel (%s) cannot be found in module due to compilation error" JIT_LOG_HINT, name);
         return drv_ret(__func__, CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
     *f = &the_function;
@@ -556,8 +575,8 @@ API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary library, const char *name
     if (!k || !name)
         return drv_ret(__func__, CUDA_ERROR_INVALID_VALUE);
     if (!library->fits) {
-        drv_log("No device code available for GPU ISA 90");
-        drv_log("Kernel (%s) cannot be found in library due to compilation error", name);
+        log_no_code();
+        drv_log("Kernel (%s) cannot be found in library due to compilation error" JIT_LOG_HINT, name);
         return drv_ret(__func__, CUDA_ERROR_NO_BINARY_FOR_GPU);
     }
     *k = (CUkernel)&the_function;
