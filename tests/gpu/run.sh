@@ -604,9 +604,11 @@ PYEOF
             local name=$1 expect=$2; shift 2
             timeout 180 "$@" > "$D/$name.plain" 2>&1; local a=$?
             timeout 180 env CONVGUARD_QUIET=1 CONVGUARD_DIR=$D/$name LD_PRELOAD=$SHIM "$@" > "$D/$name.shim" 2>&1; local b=$?
-            echo "-- $name: exit $a without the shim, $b with it; output $(diff -q "$D/$name.plain" "$D/$name.shim" \
-                >/dev/null && echo same || echo DIFFERENT)"
-            diff "$D/$name.plain" "$D/$name.shim" | head -6 | sed 's/^/   diff: /'
+            # CUDA_LOG_FILE lines carry a time and a thread id: compared without them
+            local nt='s/^\[[0-9:.]+\]\[[0-9]+\]//'
+            echo "-- $name: exit $a without the shim, $b with it; output $(diff -q <(sed -E "$nt" "$D/$name.plain") \
+                <(sed -E "$nt" "$D/$name.shim") >/dev/null && echo same || echo DIFFERENT)"
+            diff <(sed -E "$nt" "$D/$name.plain") <(sed -E "$nt" "$D/$name.shim") | head -6 | sed 's/^/   diff: /'
             grep -v '^convguard:' "$D/$name.shim" | tail -8 | sed 's/^/   | /'
             $PY tests/gpu/drvlog_summary.py "$D/$name" "$expect"
             [ -x build/convguard ] && build/convguard report "$D/$name" 2>&1 | sed 's/^/   > /' | head -40
