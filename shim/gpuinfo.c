@@ -149,6 +149,7 @@ static void nvml_load_locked(void)
         cg_loader_keep_dlerror(kept);
     if (!h)
         return;
+    cg_objsnap_refresh();
     cg_loader_scan("(convguard: NVML, for a failure report)");
     struct cg_obj o;
     if (!cg_elf_find_obj(((struct link_map *)h)->l_ld, &o)) {
@@ -298,9 +299,12 @@ static void nvml_holders_locked(nvmlDevice_t dev, struct cg_gpu_state *s)
     }
 }
 
+/* Both ask the driver and NVML, which take locks of their own: never across
+ * a fork (forkgate.c).  Failure paths only. */
 void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
 {
     int saved = errno;
+    cg_fork_gate_enter();
     cg_drvlog_mute++; /* what our own questions make the driver log is not the program's */
     memset(s, 0, sizeof *s);
     s->mem.source = "unknown";
@@ -358,6 +362,7 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
     }
     pthread_mutex_unlock(&nvml_lock);
     cg_drvlog_mute--;
+    cg_fork_gate_leave();
     errno = saved;
 }
 
@@ -367,10 +372,12 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
     memset(m, 0, sizeof *m);
     m->source = "unknown";
     struct drv d;
+    cg_fork_gate_enter();
     cg_drvlog_mute++;
     bool from_driver = drv_find(&d) && drv_mem(&d, m);
     cg_drvlog_mute--;
     if (from_driver) {
+        cg_fork_gate_leave();
         errno = saved;
         return;
     }
@@ -388,6 +395,7 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
         }
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_fork_gate_leave();
     errno = saved;
 }
 
