@@ -622,6 +622,7 @@ PYEOF
         dl_run torch none $PY tests/gpu/conv_torch.py
         dl_run jax none $PY tests/gpu/conv_jax.py
         tar czf "$OUT/drvlog-traces.tgz" -C "$D" . 2>/dev/null
+        ;;
     fork)
         # Issue 21: DataLoader workers forked (fork start method, new workers every epoch) while a side
         # thread runs cuDNN convolutions: no hang, the same losses with and without the shim; and the
