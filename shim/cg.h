@@ -296,7 +296,9 @@ uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refres
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
-void cg_loader_scan(const char *reason); /* record objects mapped since the last scan */
+void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
+void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */
 void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);

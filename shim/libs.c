@@ -166,7 +166,7 @@ static int needed_cb(const struct cg_obj *o, void *p)
     return 0;
 }
 
-static void record_lib(const struct cg_obj *o, const char *via)
+static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
 {
     const char *so = o->dyn ? cg_elf_soname(o) : NULL;
     if (nlibs >= CG_MAX_LIBS)
@@ -191,8 +191,11 @@ static void record_lib(const struct cg_obj *o, const char *via)
         l->mtime = (long long)st.st_mtime;
     }
     /* Versions first (they may answer from the library itself), then the event. */
-    cg_versions_on_load(o, l->soname, l->family);
-    const char *driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
+    const char *driver_log = NULL;
+    if (may_call) {
+        cg_versions_on_load(o, l->soname, l->family);
+        driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
+    }
     char b[4096];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "lib");
@@ -221,11 +224,16 @@ static void record_lib(const struct cg_obj *o, const char *via)
 /* versions.c fills the version fields of the entry being recorded */
 struct cg_lib *cg_libs_current(void) { return nlibs ? &libs[nlibs - 1] : NULL; }
 
-struct scan_ctx {
-    const char *via;
-    int added;
-};
-
+/* Which objects a scan may call into (their version functions, the driver's
+ * log registration).  An object shows in the loader's list as soon as it is
+ * mapped, before it is relocated: another thread's dlopen may be half-way
+ * through it, and in a child forked at that moment it stays half-loaded for
+ * good (a call into it jumped to an unrelocated address: seen with cuDNN's
+ * graph library in tests/robust/prog_forkstress).  Complete for sure: every
+ * object at start, and the object a dlopen just returned with the ones its
+ * DT_NEEDED entries brought (they follow it in the list: one pass collects
+ * their sonames).  Others wait for their own dlopen to return; at exit they
+ * are recorded without a call. */
 /* A CUDA-family object mapped now that the table does not hold yet. */
 static bool unseen_traced(const struct cg_obj *o)
 {
@@ -240,19 +248,55 @@ static bool unseen_traced(const struct cg_obj *o)
     return true;
 }
 
+enum scan_calls { SCAN_CALL_ALL, SCAN_CALL_OPENED, SCAN_CALL_NONE };
+#define SCAN_MAX_NEEDED 256
+
+struct scan_ctx {
+    const char *via;
+    int added;
+    enum scan_calls calls;
+    const void *opened_dyn;             /* SCAN_CALL_OPENED: the object dlopen returned */
+    const char *needed[SCAN_MAX_NEEDED]; /* sonames it brought in, directly or not */
+    int nneeded;
+};
+
+static bool brought_in(const struct scan_ctx *c, const char *so)
+{
+    for (int i = 0; so && i < c->nneeded; i++)
+        if (strcmp(c->needed[i], so) == 0)
+            return true;
+    return false;
+}
+
+static void add_needed(struct scan_ctx *c, const struct cg_obj *o)
+{
+    for (int i = 0; o->dyn && c->nneeded < SCAN_MAX_NEEDED; i++) {
+        const char *n = cg_elf_needed(o, i);
+        if (!n)
+            break;
+        c->needed[c->nneeded++] = n;
+    }
+}
+
 static int scan_cb(const struct cg_obj *o, void *p)
 {
     struct scan_ctx *c = p;
-    if (unseen_traced(o)) {
-        record_lib(o, c->via);
+    bool complete = c->calls == SCAN_CALL_ALL;
+    if (c->calls == SCAN_CALL_OPENED &&
+        (o->dyn == c->opened_dyn || (o->dyn && brought_in(c, cg_elf_soname(o))))) {
+        complete = true;
+        add_needed(c, o);
+    }
+    if (unseen_traced(o) && (complete || c->calls == SCAN_CALL_NONE)) {
+        record_lib(o, c->via, complete);
         c->added++;
     }
     return 0;
 }
 
-static void scan_locked(const char *via)
+static void scan_locked(const char *via, enum scan_calls calls, const void *opened_dyn)
 {
-    struct scan_ctx c = {via, 0};
+    struct scan_ctx c = {.via = via, .calls = calls, .opened_dyn = opened_dyn};
     cg_elf_each_obj(scan_cb, &c);
     if (c.added)
         cg_versions_verdicts("load");
@@ -261,7 +305,21 @@ static void scan_locked(const char *via)
 void cg_loader_scan(const char *reason)
 {
     table_lock();
-    scan_locked(reason);
+    scan_locked(reason, SCAN_CALL_ALL, NULL);
+    table_unlock();
+}
+
+void cg_loader_scan_exit(void)
+{
+    table_lock();
+    scan_locked("(exit)", SCAN_CALL_NONE, NULL);
+    table_unlock();
+}
+
+void cg_loader_scan_opened(const char *reason, const void *opened_dyn)
+{
+    table_lock();
+    scan_locked(reason, SCAN_CALL_OPENED, opened_dyn);
     table_unlock();
 }
 
@@ -321,7 +379,7 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     if (p)
         p->count = 0;
     if (added) /* a library loaded before was scanned when it was loaded */
-        scan_locked(file);
+        scan_locked(file, SCAN_CALL_OPENED, lm ? lm->l_ld : NULL);
     table_unlock();
 }
 

@@ -286,7 +286,7 @@ __attribute__((destructor)) static void cg_dtor(void)
 {
     if (!atomic_load(&cg.traced) || cg.pid != getpid())
         return;
-    cg_loader_scan("(exit)");
+    cg_loader_scan_exit();
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
     cg_libs_unresolved_events();
