@@ -440,6 +440,15 @@ static int dir_open(const char *dir)
     return dfd;
 }
 
+bool cg_trace_dir_usable(void)
+{
+    int dfd = dir_open(cg_cfg.dir);
+    if (dfd < 0)
+        return false;
+    close(dfd);
+    return true;
+}
+
 /* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
 void cg_trace_test_adopt(int fd);
 void cg_trace_test_adopt(int fd)
