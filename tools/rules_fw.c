@@ -12,12 +12,12 @@ static const struct marker {
     unsigned fw;
     const char *needle;
 } markers[] = {
-    {FW_TORCH, "/torch/"},        {FW_TORCH, "libtorch"},          {FW_TORCH, "libc10_cuda"},
-    {FW_TORCH, "torchrun"},       {FW_TF, "libtensorflow"},        {FW_TF, "/tensorflow/"},
-    {FW_TF, "_pywrap_tensorflow"}, {FW_JAX, "jax_cuda"},           {FW_JAX, "jaxlib"},
-    {FW_JAX, "xla_cuda_plugin"},  {FW_JAX, "xla_extension"},       {FW_JAX, "jax_plugins"},
-    {FW_CUPY, "/cupy/"},          {FW_CUPY, "cupy_backends"},      {FW_ORT, "onnxruntime"},
-    {FW_CT2, "ctranslate2"},
+    /* folder names of the packages, not of a venv that happens to be called "torch" */
+    {FW_TORCH, "-packages/torch/"},     {FW_TORCH, "libtorch_"},          {FW_TORCH, "libc10_cuda"},
+    {FW_TORCH, "torchrun"},             {FW_TF, "libtensorflow"},         {FW_TF, "-packages/tensorflow/"},
+    {FW_TF, "_pywrap_tensorflow"},      {FW_JAX, "jax_cuda"},             {FW_JAX, "-packages/jaxlib/"},
+    {FW_JAX, "xla_cuda_plugin"},        {FW_JAX, "xla_extension"},        {FW_JAX, "jax_plugins"},
+    {FW_CUPY, "-packages/cupy"},        {FW_ORT, "onnxruntime"},          {FW_CT2, "ctranslate2"},
 };
 
 static unsigned fw_of_text(const char *s)
