@@ -41,12 +41,13 @@ static long long cudnn_encode(const char *v)
 }
 
 /* The dispatcher libcudnn.so.N answers cudnnGetVersion through a part
- * (it would load one), so its own version is read from its files: the name
- * the soname link points to (libcudnn.so.9.19.0), else the wheel it came in
- * (site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info).  Where a part of
- * another install answers cudnnGetVersion, this is the only way to name
- * both versions of a mix. */
-static void dispatcher_version(const char *path, struct cg_lib *l)
+ * (it would load one), and most parts (cnn, engines, heuristic) have no
+ * version of their own to read, so theirs is read from their files: the
+ * name the soname link points to (libcudnn.so.9.19.0), else the wheel they
+ * came in (site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info).  Where a
+ * part of another install answers cudnnGetVersion, this is the only way to
+ * name both versions of a mix. */
+static void version_from_files(const char *path, struct cg_lib *l)
 {
     char real[PATH_MAX];
     if (realpath(path, real)) {
@@ -106,7 +107,7 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
         if (fn && fn(&v) == cudaSuccess)
             l->version = v;
     } else if (family == CG_FAM_CUDNN && is_dispatcher(soname)) {
-        dispatcher_version(o->name, l);
+        version_from_files(o->name, l);
     } else if (family == CG_FAM_CUDNN) {
         size_t (*ver)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetVersion", NULL);
         size_t (*cuda)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetCudartVersion", NULL);
@@ -132,6 +133,8 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
                 }
             }
         }
+        if (l->version < 0)
+            version_from_files(o->name, l);
     }
 }
 

@@ -156,6 +156,9 @@ bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     if (!drv && !(handle && (strcmp(jstr(ev, "likely_cause.kind", ""), "no_driver") == 0 ||
                              strcmp(jstr(ev, "driver", ""), "not_loaded") == 0)))
         return false;
+    /* cuDNN's own parts did not load: the driver was never asked for (the shim says so first) */
+    if (!drv && strcmp(jstr(ev, "likely_cause.kind", ""), "cudnn_library") == 0)
+        return false;
     if (drv == ev && load_resolved(t, (size_t)index_of(t, ev)))
         return false;
     const char *err = drv ? jstr(drv, "error", "?") : jstr(ev, "likely_cause.detail", "the driver is not loaded");
@@ -285,8 +288,12 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     const char *base = base_name(name);
     const char *so = strstr(base, ".so.");
     char major[16] = "?";
+    /* the major version: from the name asked, else from the asker (libcudnn.so.9 asking libcudnn_cnn.so) */
+    const char *caller_so = strstr(base_name(jstr(ev, "caller", "")), ".so.");
     if (so)
         snprintf(major, sizeof major, "%.*s", (int)strcspn(so + 4, "."), so + 4);
+    else if (caller_so)
+        snprintf(major, sizeof major, "%.*s", (int)strcspn(caller_so + 4, "."), caller_so + 4);
     set_str(vars, "major", major);
     long long cu = cuda_major(t);
     set_int(vars, "cu", cu);
@@ -433,7 +440,11 @@ bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
             strcmp(jstr(e, "caller", ""), jstr(ev, "caller", "")) != 0)
             continue;
         bool e_absent = load_failure_absent(e);
-        if ((absent && !e_absent) || (absent == e_absent && j > (size_t)i))
+        /* of failures of one kind, the last one that carries a version (.so.9, not the bare .so) */
+        bool e_versioned = strstr(base_name(jstr(e, "name", "")), ".so.") != NULL;
+        bool versioned = strstr(base_name(jstr(ev, "name", "")), ".so.") != NULL;
+        if ((absent && !e_absent) ||
+            (absent == e_absent && (e_versioned > versioned || (e_versioned == versioned && j > (size_t)i))))
             return false;
     }
     add_load_facts(t, ev, vars);
