@@ -85,10 +85,14 @@ static void render(struct sbuf *b, json_t *v, const char *fmt)
             sb_add(b, json_string_value(v));
         return;
     }
+    /* a number written as a string (a verdict's versions) reads as the number */
+    char *end = NULL;
+    long long num = json_is_string(v) && *fmt && strcmp(fmt, "base") ? strtoll(json_string_value(v), &end, 10) : 0;
+    bool numeric_string = end && end != json_string_value(v) && !*end;
     if (!v || json_is_null(v)) {
         sb_add(b, "?");
-    } else if (json_is_number(v) && *fmt) {
-        long long x = (long long)json_number_value(v);
+    } else if ((json_is_number(v) || numeric_string) && *fmt) {
+        long long x = numeric_string ? num : (long long)json_number_value(v);
         if (strcmp(fmt, "size") == 0)
             sb_add(b, fmt_size(x, buf, sizeof buf));
         else if (strcmp(fmt, "mib") == 0)

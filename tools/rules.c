@@ -359,12 +359,12 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
         set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
         /* an unversioned name asked, versioned files present: a missing link */
         if (!so && elsewhere.len && strstr(base, ".so")) {
-            const char *first = elsewhere.s + strlen("; found instead: ");
-            char dd[4096];
+            const char *list = elsewhere.s + strlen("; found instead: ");
+            char first[4096], dd[4096];
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
             set_own(vars, "file_fix", xasprintf("%s asks for the unversioned name %s, which only a development "
-                                                "package links: `ln -s %.*s %s/%s`; otherwise ",
-                                                base_name(caller), base, (int)strcspn(first, ","), first,
-                                                dir_name(first, dd, sizeof dd), base));
+                                                "package links: `ln -s %s %s/%s`; otherwise ",
+                                                base_name(caller), base, first, dir_name(first, dd, sizeof dd), base));
         }
     } else if (strcmp(kind, "dependency_absent") == 0) {
         const char *prov = provider_of(named);

@@ -257,7 +257,9 @@ bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
         set_str(vars, "fits", "");
     free(fits);
     set_own(vars, "fallback_note",
-            first_fit ? xasprintf(" (here %s)", algo_label(first_fit, nb, sizeof nb)) : xstrdup(""));
+            first_fit ? xasprintf("puts first a candidate that fits (here %s)", algo_label(first_fit, nb, sizeof nb))
+                      : xstrdup("asks cuDNN again for every candidate, with less workspace, and puts first one that "
+                                "fits"));
     long long top;
     char *h = holders_text(lookup ? lookup : ev, t->pid, &top);
     if (!*h) {
