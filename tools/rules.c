@@ -159,6 +159,12 @@ bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     /* cuDNN's own parts did not load: the driver was never asked for (the shim says so first) */
     if (!drv && strcmp(jstr(ev, "likely_cause.kind", ""), "cudnn_library") == 0)
         return false;
+    /* a driver was loaded (and maybe unloaded again by a library that refused it): not "no driver" */
+    for (size_t i = 0; !drv && i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "lib") && strcmp(jstr(e, "family", ""), "driver") == 0)
+            return false;
+    }
     if (drv == ev && load_resolved(t, (size_t)index_of(t, ev)))
         return false;
     const char *err = drv ? jstr(drv, "error", "?") : jstr(ev, "likely_cause.detail", "the driver is not loaded");

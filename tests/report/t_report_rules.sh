@@ -47,6 +47,14 @@ declare -A SAYS=(
     [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
     [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"
     [code_load_failed]="install the framework build for this GPU"
+    [lookup_workspace.tf_headline]="2 other candidates fitted: CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM (0 bytes)"
+    [driver_module_mismatch]="the loaded kernel module is 530.30.02"
+    [mig_one_per_process]="one process per MIG instance"
+    [cudnn_shadowed]="which is in LD_LIBRARY_PATH and is searched before libtorch_cuda.so's own RUNPATH"
+    [cudnn_parts_split]="the versions match, so this works"
+    [frameworks_share_gpu]="tf.config.set_visible_devices([], 'GPU')"
+    [nv_cache_unwritable]="rm -rf /home/u/.nv"
+    [gpu_arch_unsupported]="builds code for compute capabilities 3.0 to 7.5 only"
 )
 
 for f in "$T"/*.jsonl; do

@@ -30,7 +30,9 @@ record() {
     # This machine's ld.so.cache lists NVIDIA's cuDNN: hidden (a private
     # mount namespace) so that the case has only the folders it sets up.
     local hide=()
-    if unshare -m --propagation private true 2>/dev/null; then
+    if [ "${KEEP_CACHE:-0}" = 1 ]; then
+        :
+    elif unshare -m --propagation private true 2>/dev/null; then
         hide=(unshare -m --propagation private sh -c 'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh)
     else
         echo "record.sh: cannot hide ld.so.cache (unshare -m needs root): $case may see the system's cuDNN" >&2
@@ -76,6 +78,21 @@ if wanted x-damaged-part; then
     bad=$BASE/x-damaged-part/broken
     rm -rf "$BASE/x-damaged-part"; mkdir -p "$bad"; : >"$bad/libcudnn_graph.so.9"
     record x-damaged-part LD_LIBRARY_PATH="$bad:$D/cudnn9:$D/cudart:$D/cuda" -- "$B/clients/client_tflike"
+fi
+
+# class 3 as the issue met it: the empty graph part first in LD_LIBRARY_PATH,
+# and cuDNN's last probe (the bare .so) then found the system's cuDNN through
+# ld.so.cache (this machine has NVIDIA's 9.19 there): two installs do mix,
+# but the broken file is the cause
+if wanted x-damaged-part-system-copy; then
+    if ldconfig -p | grep -q 'libcudnn_graph.so '; then
+        bad=$BASE/x-damaged-part-system-copy/broken
+        rm -rf "$BASE/x-damaged-part-system-copy"; mkdir -p "$bad"; : >"$bad/libcudnn_graph.so.9"
+        KEEP_CACHE=1 record x-damaged-part-system-copy LD_LIBRARY_PATH="$bad:$D/cudnn9:$D/cudart:$D/cuda" -- \
+            "$B/clients/client_copyload" "$D/cudnn9"
+    else
+        echo "record.sh: x-damaged-part-system-copy needs a cuDNN 9 in ld.so.cache: kept as it is" >&2
+    fi
 fi
 
 # class 5: a partial copy of the wheel's cuDNN (same version) first in LD_LIBRARY_PATH
