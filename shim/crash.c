@@ -63,7 +63,7 @@
 #ifndef CG_EVENT_STACK
 #define CG_EVENT_STACK (4 * 1024)
 #endif
-#define START_STACK (32 * 1024)
+#define START_STACK 1024 /* its buffers are static (shim.c start_event) */
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NFATAL (int)(sizeof fatal / sizeof fatal[0])

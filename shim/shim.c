@@ -140,7 +140,7 @@ static bool is_cuda_tool(const char *exe)
  * version.txt ("CUDA Version 11.8.89"): the toolkit a tool came with. */
 static bool toolkit_version(const char *exe, char *out, size_t cap)
 {
-    char dir[1024], p[1100], b[2048];
+    static char dir[1024], p[1100], b[2048]; /* static: see start_event */
     const char *slash = strrchr(exe, '/');
     if (!slash || (size_t)(slash - exe) >= sizeof dir)
         return false;
@@ -198,7 +198,7 @@ static void start_facts(struct cg_ev *e, const char *exe)
     }
     /* the driver's JIT cache: a ~/.nv the user cannot write (made by sudo) */
     const char *cache = cg_getenv("CUDA_CACHE_PATH");
-    char p[1100];
+    static char p[1100]; /* static: see start_event */
     if (!cache || !*cache) {
         const char *home = cg_getenv("HOME");
         if (!home || !*home || strlen(home) > 1000)
@@ -218,18 +218,21 @@ static void start_facts(struct cg_ev *e, const char *exe)
 
 static void start_event(pid_t forked_from)
 {
-    char b[CG_EV_BUF];
+    /* static, not on the stack: `start` may be written from the crash handler
+     * on a small alternate stack (a process's first event can be its crash);
+     * one thread at a time opens the file (trace.c's lazy open) */
+    static char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "start");
     cg_ev_str(&e, "convguard", CONVGUARD_VERSION);
     cg_ev_i64(&e, "ppid", getppid());
     if (forked_from)
         cg_ev_i64(&e, "forked_from", forked_from);
-    char exe[1024];
+    static char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     cg_ev_str(&e, "exe", exe);
-    char args[4096];
+    static char args[4096];
     size_t alen;
     read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
     cg_ev_open(&e, "argv", '[');
@@ -239,7 +242,7 @@ static void start_event(pid_t forked_from)
         i += k + 1;
     }
     cg_ev_close(&e, ']');
-    char cwd[2048];
+    static char cwd[2048];
     if (forked_from)
         cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
     else

@@ -471,7 +471,9 @@ int cg_trace_open(void)
     for (int attempt = 1; attempt < 100 && fd < 0; attempt++) {
         /* <host>[-r<rank>]-<pid>[.<attempt>].jsonl: host and rank are
          * sanitised (shim.c), so the name never holds a '/' */
-        char p[sizeof cg.path], name[256];
+        /* static: the first event that opens the file may be a crash on a
+         * small alternate stack; one thread at a time opens (lazy open) */
+        static char p[sizeof cg.path], name[256];
         size_t n = cg_strlcpy(name, cg.host, sizeof name);
         if (cg.rank[0]) {
             n += cg_strlcpy(name + n, "-r", n < sizeof name ? sizeof name - n : 0);
