@@ -431,11 +431,30 @@ bool load_failure_absent(json_t *ev)
     return strcmp(load_error_kind(ev, &named, buf, sizeof buf), "absent") == 0;
 }
 
+/* The process died while loading this library (a crash inside ld.so): its
+ * earlier probes were not "unresolved", the load was still going on. */
+static bool crashed_loading(struct trace *t, const char *stem)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        const char *n = jstr(e, "loading.name", NULL);
+        if (is_ev(e, "crash") && n) {
+            size_t k = strlen(stem);
+            const char *b = base_name(n);
+            if (k && strncmp(b, stem, k) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     long i = index_of(t, ev);
     if (i < 0 || load_resolved(t, (size_t)i))
+        return false;
+    if (load_failure_absent(ev) && crashed_loading(t, jstr(ev, "stem", "")))
         return false;
     /* cuDNN tries name.so.9.19.0, .so.9.19, then .so.9: speak of the last;
      * but a file the loader refused is the cause, whatever was tried after */
@@ -970,6 +989,14 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     }
     long long last = jint(ev, "last_failure", -1);
     set_str(vars, "after_note", "");
+    if (ld) { /* a probe of the library being loaded is no failure it followed */
+        for (size_t i = 0; i < json_array_size(events_of(s, ti)); i++) {
+            json_t *e = json_array_get(events_of(s, ti), i);
+            if (jint(e, "seq", -2) == last && is_ev(e, "dlopen") && load_failure_absent(e) &&
+                strncmp(base_name(jstr(ld, "name", "")), jstr(e, "stem", "?"), strlen(jstr(e, "stem", "?"))) == 0)
+                last = -1;
+        }
+    }
     json_t *evs = events_of(s, ti);
     for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
         json_t *e = json_array_get(evs, i);

@@ -95,6 +95,15 @@ if wanted x-damaged-part-system-copy; then
     fi
 fi
 
+# class 4: a truncated part (a copy that did not finish) first in
+# LD_LIBRARY_PATH: the loader maps it and dies of SIGBUS inside ld.so
+if wanted x-truncated-part-crash; then
+    t=$BASE/x-truncated-part-crash/copy
+    rm -rf "$BASE/x-truncated-part-crash"; mkdir -p "$t"
+    head -c 8192 "$D/cudnn9/libcudnn_graph.so.9" >"$t/libcudnn_graph.so.9"
+    record x-truncated-part-crash LD_LIBRARY_PATH="$t:$D/cudnn9:$D/cudart:$D/cuda" -- "$B/clients/client_tflike"
+fi
+
 # class 5: a partial copy of the wheel's cuDNN (same version) first in LD_LIBRARY_PATH
 if wanted x-partial-copy; then
     r=$BASE/x-partial-copy
