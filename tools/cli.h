@@ -111,7 +111,8 @@ char *find_shim(void);
 struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
- * there are problems or `force`; returns the number of problems */
+ * there are problems or `force`; returns the number of problems, -1 (and says
+ * so) when no process of the run left a trace */
 int report_recent(const char *dir, double since, FILE *out, bool force);
 
 #endif

@@ -877,12 +877,13 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     trace_set_add(&s, dir);
     trace_set_keep_since(&s, since);
     if (s.n == 0) {
-        if (force)
-            fprintf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework "
-                         "(no trace in %s; a static or setuid program is not traced either)\n",
-                    dir);
+        /* only a process that touched a CUDA library or ran a framework makes a file */
+        (void)force;
+        fprintf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
+                     "GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
+                dir);
         trace_set_free(&s);
-        return 0;
+        return -1;
     }
     trace_set_link(&s);
     struct analysis *a = analyse(&s);

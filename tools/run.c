@@ -197,7 +197,7 @@ int cmd_run(int argc, char **argv)
                         "executable; a shell says which above)\n",
                 argv[optind]);
     int problems = report_recent(o.dir, started, stderr, rc != 0 && rc != 127);
-    if (!problems && rc == 0 && !o.quiet)
+    if (problems == 0 && rc == 0 && !o.quiet)
         fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);
     free(abs);
     return rc;

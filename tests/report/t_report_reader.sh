@@ -64,8 +64,14 @@ check "a lone start line: read (exit 0 or 1, not a crash)" test $? -le 1
 check "an empty file alone: exit 2" test $? = 2
 "$CG" report "$WORK/nope.jsonl" >/dev/null 2>&1
 check "a missing path: exit 2" test $? = 2
-"$CG" report >/dev/null 2>&1
-check "no path: usage, exit 2" test $? = 2
+(cd "$WORK" && CONVGUARD_DIR= "$CG" report >"$WORK/o" 2>&1)
+check "no path and no ./convguard-logs: exit 2, saying where it looked" \
+    bash -c "test \$? = 0; (cd '$WORK' && CONVGUARD_DIR= '$CG' report >/dev/null 2>&1); test \$? = 2 && grep -q './convguard-logs' '$WORK/o'"
+mkdir -p "$WORK/cl/convguard-logs" && cp "$SRC" "$WORK/cl/convguard-logs/"
+(cd "$WORK/cl" && env -u CONVGUARD_DIR "$CG" report >"$WORK/o" 2>&1)
+check "no path: reads ./convguard-logs" grep -q "^convguard report: " "$WORK/o"
+CONVGUARD_DIR=$WORK/cl/convguard-logs "$CG" report >"$WORK/o" 2>&1
+check "no path: reads \$CONVGUARD_DIR" grep -q "^convguard report: " "$WORK/o"
 "$CG" report "$SRC" "$WORK/empty.jsonl" >"$WORK/out" 2>&1
 check "a readable trace beside an empty one: reported, the empty one noted" grep -q "empty.jsonl: no convguard events" "$WORK/out"
 
