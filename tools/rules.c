@@ -178,10 +178,13 @@ bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                           "the container was started without GPU access, or the host has no GPU",
                           jstr(ct, "kind", "?")));
         set_str(vars, "container_fix", "start the container with the GPU: `docker run --gpus all ...` (NVIDIA "
-                                       "Container Toolkit; Kubernetes: a `nvidia.com/gpu` resource limit); ");
+                                       "Container Toolkit; Kubernetes: a `nvidia.com/gpu` resource limit); on the "
+                                       "host, ");
+        set_str(vars, "container_clause", "");
     } else {
         set_str(vars, "container_note", "");
         set_str(vars, "container_fix", "");
+        set_str(vars, "container_clause", "; in a container add `--gpus all` (NVIDIA Container Toolkit)");
     }
     /* what the trace shows, in order: the failed call, the failed load, the
      * runtime calls that answered "insufficient driver" */

@@ -344,7 +344,8 @@ p.exit(failures=1, load_failures_unresolved=1)
 case("r20-container-without-gpus", [
     ("row", "20"), ("what", "NGC TF container: The NVIDIA Driver was not detected (started without --gpus)"),
     ("source", "shaped"), ("rule", "no_driver"),
-    ("cause", "docker container | /dev/nvidia"), ("fix", "docker run --gpus all"), ("symptom", "TensorFlow:")], p)
+    ("cause", "docker container | /dev/nvidia"), ("fix", "docker run --gpus all"),
+    ("symptom", "TensorFlow: \"failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\"")], p)
 
 # ---- row 21: two MIG instances named for one process
 p = Proc(5121, ["python", "train.py"], env={"CUDA_VISIBLE_DEVICES": "MIG-6f3c0a1e-5a7d-5b2a-9e1c-0d4b7a2c1f3e,"
