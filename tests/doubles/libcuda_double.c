@@ -34,6 +34,7 @@
  * dlsym(handle, name) returns, and calls between its own functions never
  * go through a PLT, even when a preloaded library defines the same names. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,9 +219,10 @@ static CUresult mem_free(void *p)
 {
     struct blk **pp, *b;
 
-    static int failed, fail_limit = -1;
-    if (fail_limit < 0) /* read once: frees are in the benchmarks' baseline */
-        fail_limit = (int)cgtest_env_num("CGTEST_FREE_FAIL", 0);
+    static int failed;
+    static _Atomic int fail_limit = -1; /* racing first readers store the same value */
+    if (atomic_load_explicit(&fail_limit, memory_order_relaxed) < 0) /* read once: frees are in the benchmarks' baseline */
+        atomic_store_explicit(&fail_limit, (int)cgtest_env_num("CGTEST_FREE_FAIL", 0), memory_order_relaxed);
     if (!p)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&mem_lock);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -582,6 +582,30 @@ for f in glob.glob(sys.argv[1] + "/*.jsonl"):
     print("   %d lines, all JSON; seq 0..n-1: %s; exit calls=%s fails=%s" % (len(evs), seqs == list(range(len(evs))),
           json.dumps(ex[0]["calls"]) if ex else "-", json.dumps(ex[0]["fails"]) if ex else "-"))
 PYEOF
+        ;;
+    fork)
+        # Issue 21: DataLoader workers forked (fork start method, new workers every epoch) while a side
+        # thread runs cuDNN convolutions: no hang, the same losses with and without the shim; and the
+        # threads + fork client of make test against the real driver and the wheel's cuDNN.
+        echo "== fork: DataLoader workers forked while another thread is in cuDNN"
+        a=$(timeout 600 $PY tests/gpu/fork_loader.py 2>"$OUT/fork_plain.err"); ra=$?
+        rm -rf "$OUT/fork.traces"
+        b=$(CONVGUARD_DIR=$OUT/fork.traces CONVGUARD_QUIET=1 LD_PRELOAD=$SHIM timeout 600 $PY tests/gpu/fork_loader.py \
+            2>"$OUT/fork_shim.err"); rb=$?
+        echo "-- without the shim: rc $ra, $(echo "$a" | grep -c '^epoch') epochs, $(tail -1 "$OUT/fork_plain.err")"
+        echo "-- with the shim:    rc $rb, $(echo "$b" | grep -c '^epoch') epochs, $(tail -1 "$OUT/fork_shim.err")"
+        echo "   $(echo "$a" | grep '^epoch' | tail -1) / $(echo "$b" | grep '^epoch' | tail -1)"
+        echo "   output (losses, side thread) identical: $([ "$a" = "$b" ] && [ -n "$a" ] && echo yes || echo NO)"
+        echo "   traces: $(ls "$OUT/fork.traces" 2>/dev/null | wc -l) files, $(grep -l forked_from "$OUT/fork.traces"/*.jsonl 2>/dev/null | wc -l) of forked workers"
+        make -s robust >/dev/null 2>&1
+        WL=$(wheel_libs)
+        CUDNN=$(for d in ${WL//:/ }; do [ -e "$d/libcudnn.so.9" ] && echo "$d/libcudnn.so.9"; done | head -1)
+        for v in "cudnn,dlopen,dlsym 16 250 dl" "cudnn,dlopen,dlsym 16 250 hooked" "dlopen,dlsym 8 100 exec"; do
+            p=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} timeout 300 build/robust/prog_forkstress $v 2>&1 | tail -1)
+            q=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} CONVGUARD_QUIET=1 CONVGUARD_MAX_MB=4 CONVGUARD_DIR=$OUT/forkstress \
+                LD_PRELOAD=$SHIM timeout 300 build/robust/prog_forkstress $v 2>&1 | grep -v '^convguard:' | tail -1)
+            echo "-- prog_forkstress $v (real driver, ${CUDNN:-libcudnn.so.9}): without: $p; with: $q"
+        done
         ;;
     *) echo "unknown section $s" ;;
     esac
