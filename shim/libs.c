@@ -286,6 +286,7 @@ static void record_lib(const struct cg_obj *o, const char *via)
     }
     /* Versions first (they may answer from the library itself), then the event. */
     cg_versions_on_load(o, l->soname, l->family);
+    const char *driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
     char b[4096];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "lib");
@@ -309,6 +310,8 @@ static void record_lib(const struct cg_obj *o, const char *via)
         cg_ev_str(&e, "file_version", fv);
     if (l->family == CG_FAM_DRV && kernel_module_version(fv, sizeof fv))
         cg_ev_str(&e, "kernel_module", fv);
+    if (driver_log)
+        cg_ev_str(&e, "driver_log", driver_log);
     struct needed_ctx nc = {.soname = l->soname};
     bool needed = cg_elf_each_obj(needed_cb, &nc);
     if (needed)

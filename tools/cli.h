@@ -92,6 +92,14 @@ long long cudnn_file_version(struct trace *t, const char *path);
 /* rules_fw.c: "you see" in the words of the process's framework (takes text) */
 char *frame_symptom(struct trace_set *s, size_t ti, char *text);
 
+/* ---- rules_code.c: the rules about GPU code and the driver's log */
+bool m_code_arch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_ptx_version(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_driver_error(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_code_no_fit(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+/* The driver's messages that explain ev, quoted: "No device ..." "Returning 209 ...", or NULL. */
+char *driver_words(struct trace *t, json_t *ev);
+
 struct analysis;
 struct analysis *analyse(struct trace_set *s);
 void analysis_free(struct analysis *a);

@@ -78,6 +78,7 @@ MATCH(m_arch);
 MATCH(m_nv_cache);
 MATCH(m_alloc_held);
 MATCH(m_two_frameworks);
+MATCH(m_ptxas);
 /* rules_versions.c */
 MATCH(m_shadowed);
 MATCH(m_parts_split);

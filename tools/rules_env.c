@@ -212,3 +212,35 @@ bool m_two_frameworks(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_str(vars, "grabber", fws & FW_TF ? "TensorFlow" : fws & FW_JAX ? "JAX" : "PyTorch");
     return true;
 }
+
+/* ---- the framework ran a CUDA tool (XLA runs ptxas from PATH) of another
+ * CUDA than the PTX it compiles or the driver that then gets the code */
+bool m_ptxas(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    long st = (long)jint(ev, "status", -1);
+    if (st != 222 && st != 218 && st != 209)
+        return false;
+    json_t *tool = NULL, *tstart = NULL;
+    for (size_t i = 0; i < s->n && !tool; i++)
+        if ((tool = jget(s->t[i].start, "cuda_tool")) && strcmp(jstr(tool, "name", ""), "ptxas") == 0)
+            tstart = s->t[i].start;
+        else
+            tool = NULL;
+    if (!tool)
+        return false;
+    struct trace *t = &s->t[ti];
+    long long drv = -1;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "lib") && strcmp(jstr(e, "family", ""), "driver") == 0 && jint(e, "version", -1) > 0)
+            drv = jint(e, "version", -1);
+    }
+    char v[32], d[4096];
+    const char *exe = jstr(tstart, "exe", "ptxas");
+    set_str(vars, "tool", exe);
+    set_str(vars, "tool_dir", dir_name(exe, d, sizeof d));
+    set_str(vars, "tool_version", jstr(tool, "toolkit_version", "of unknown version"));
+    set_own(vars, "driver_cuda", drv > 0 ? xasprintf("CUDA %s", fmt_cuda_ver(drv, v, sizeof v)) : xstrdup("?"));
+    set_str(vars, "fn", jstr(ev, "fn", "?"));
+    return true;
+}

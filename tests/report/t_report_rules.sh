@@ -55,9 +55,20 @@ declare -A SAYS=(
     [frameworks_share_gpu]="tf.config.set_visible_devices([], 'GPU')"
     [nv_cache_unwritable]="rm -rf /home/u/.nv"
     [gpu_arch_unsupported]="builds code for compute capabilities 3.0 to 7.5 only"
+    [ptxas_mismatch.tree]="take /usr/local/cuda-11.1/bin out of PATH"
+    [code_arch_mismatch]="the code has sm_80 machine code and no PTX; this GPU is 9.0"
+    [code_arch_mismatch.module]="sm_80, sm_86 machine code and no PTX"
+    [ptx_newer_than_driver]="PTX of ISA version 9.9"
+    [code_arch_mismatch.h200_static]="(loaded by (main program) through cuLibraryLoadData)"
+    [code_arch_mismatch.h200_shared]="the code has sm_80 machine code and no PTX; this GPU is 9.0 (loaded by libcudart.so.13"
+    [ptx_newer_than_driver.h200]="driver: \"JIT compilation failed\" \"No device code available for GPU ISA 90\""
+    [code_for_other_gpu]="cuLibraryLoadData (called by (main program)) was given code that has sm_80 machine code and no PTX; this GPU is 9.0"
+    [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
 )
 
-for f in "$T"/*.jsonl; do
+# a trace file, or a folder of them (a rule about a process tree: <rule>.<what>/)
+for f in "$T"/*.jsonl "$T"/*/; do
+    f=${f%/}
     name=$(basename "$f" .jsonl)
     rule=${name%%.*}
     check "$name: $rule is a rule of rules.def" grep -q "^RULE($rule," "$ROOT/tools/rules.def"
@@ -79,7 +90,7 @@ for f in "$T"/*.jsonl; do
 done
 
 for r in $(sed -n 's/^RULE(\([a-z_0-9]*\),.*/\1/p' "$ROOT/tools/rules.def"); do
-    check "rule $r has a test trace" bash -c "ls '$T/$r.jsonl' '$T/$r'.*.jsonl 2>/dev/null | grep -q ."
+    check "rule $r has a test trace" bash -c "ls -d '$T/$r.jsonl' '$T/$r'.*.jsonl '$T/$r'.*/ 2>/dev/null | grep -q ."
 done
 
 H=$ROOT/tests/report/healthy

@@ -329,8 +329,9 @@ pt = Proc(5120, ["/usr/local/cuda-11.1/bin/ptxas", "-arch=sm_80", "/tmp/tempfile
 pt.exit()
 case("r19-ptxas-older-than-ptx", [
     ("row", "19"), ("what", "jaxlib: no kernel image is available, ptxas: Unsupported .version"),
-    ("source", "shaped"), ("rule", "code_load_failed"),
-    ("cause", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION | ptxas of CUDA 11.1.105"), ("fix", "ptxas | nvidia-cuda-nvcc")],
+    ("source", "shaped"), ("rule", "ptxas_mismatch"),
+    ("cause", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION | /usr/local/cuda-11.1/bin/ptxas (CUDA 11.1.105"),
+    ("fix", "take /usr/local/cuda-11.1/bin out of PATH | nvidia-cuda-nvcc")],
     j, pt)
 
 # ---- row 20: an NGC TensorFlow container started without --gpus
