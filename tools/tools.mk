@@ -29,4 +29,4 @@ TEST_DEPS += $(BUILD)/report/cuda_client
 # `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
 .PHONY: accuracy
 accuracy: $(BUILD)/convguard
-	tests/report/accuracy.sh
+	bash tests/report/accuracy.sh
