@@ -498,7 +498,7 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
         void *real = atomic_load_explicit(&cg_real[CG_SLOT_DRV][h], memory_order_acquire);
         /* a name libcuda lacks is looked up once, not at every query (cudart asks ~450) */
         if (!real && !resolved)
-            real = cg_resolve_plt(CG_SLOT_DRV, h);
+            real = cg_real_in_lib(CG_SLOT_DRV, h);
         if (real == fn)
             return cg_entry[CG_SLOT_DRV][h];
     }
