@@ -85,25 +85,33 @@ static int obj_index_of(const void *p)
     return -1;
 }
 
-/* The definition o offers a reference to name (version ver, NULL: none), by
- * the loader's rules: the version itself, or, in an object that defines no
- * versions, the plain name (a stub's cudnnCreate satisfies
- * cudnnCreate@libcudnn.so.9). */
-static void *def_in(const struct cg_obj *o, const char *name, const char *ver)
+/* A lookup: a reference's (PLT, GOT) or dlsym's, which differ for a
+ * version asked of an object that defines none. */
+struct want {
+    const char *name, *ver; /* ver NULL: no version */
+    bool ref;
+};
+
+/* The definition o offers, by the loader's rules: the version itself, or,
+ * for a reference, in an object that defines no versions, the plain name (a
+ * stub's cudnnCreate satisfies a reference to cudnnCreate@libcudnn.so.9;
+ * dlvsym does not take it). */
+static void *def_in(const struct cg_obj *o, const struct want *w)
 {
     if (!o->dyn || o->base == self_base)
         return NULL;
-    if (!ver)
-        return cg_elf_sym(o, name, NULL);
-    void *p = cg_elf_sym(o, name, ver);
-    return p || cg_elf_defines_versions(o) ? p : cg_elf_sym(o, name, NULL);
+    if (!w->ver)
+        return cg_elf_sym(o, w->name, NULL);
+    void *p = cg_elf_sym(o, w->name, w->ver);
+    return p || !w->ref || cg_elf_defines_versions(o) ? p : cg_elf_sym(o, w->name, NULL);
 }
 
 /* The loader's own answer for the global scope past the shim.  dlsym resets
  * the thread's dlerror() state: an unread error of the program's is kept for
  * its next dlerror() (loader.c), and our misses leave nothing behind. */
-static void *global_def(const char *name, const char *ver)
+static void *global_def(const struct want *w)
 {
+    const char *name = w->name, *ver = w->ver;
     const char *pending = cg_dl.dlerror();
     if (pending)
         cg_loader_keep_dlerror(pending);
@@ -113,6 +121,8 @@ static void *global_def(const char *name, const char *ver)
     if (!ver)
         return a;
     void *v = cg_dl.dlvsym(RTLD_NEXT, name, ver);
+    if (!w->ref)
+        return v;
     if (!v)
         cg_dl.dlerror();
     /* dlvsym skips unversioned definitions; a reference does not skip those
@@ -145,7 +155,7 @@ static int needed_index(const char *needed)
 /* The caller's local scope: its own dependency tree, breadth first, itself
  * first (the tree of the dlopen()ed object above it is not visible from
  * here: a library that calls into a sibling it does not list is missed). */
-static void *local_def(int caller, const char *name, const char *ver)
+static void *local_def(int caller, const struct want *w)
 {
     static int queue[MAX_OBJS];
     static unsigned char seen[MAX_OBJS];
@@ -155,7 +165,7 @@ static void *local_def(int caller, const char *name, const char *ver)
     seen[caller] = 1;
     while (head < tail) {
         const struct cg_obj *o = &objs[queue[head++]];
-        void *p = def_in(o, name, ver);
+        void *p = def_in(o, w);
         if (p)
             return p;
         const char *n;
@@ -170,37 +180,38 @@ static void *local_def(int caller, const char *name, const char *ver)
     return NULL;
 }
 
-static int definers(const char *name, const char *ver)
+static int definers(const struct want *w)
 {
     int n = 0;
     for (int i = 0; i < nobjs; i++)
-        n += def_in(&objs[i], name, ver) != NULL;
+        n += def_in(&objs[i], w) != NULL;
     return n;
 }
 
 /* Where the caller's lookup lands, the shim left out.  *everyone: every
  * caller that reaches the shim would land there too. */
-static void *lookup(const void *caller, const char *name, const char *ver, bool *everyone, bool *local)
+static void *lookup(const void *caller, const struct want *w, bool *everyone, bool *local)
 {
     *everyone = *local = false;
-    void *g = global_def(name, ver);
+    void *g = global_def(w);
     if (g) {
         *everyone = true;
         return g;
     }
     int c = caller ? obj_index_of(caller) : -1;
-    void *l = c >= 0 && objs[c].base != self_base ? local_def(c, name, ver) : NULL;
+    void *l = c >= 0 && objs[c].base != self_base ? local_def(c, w) : NULL;
     *local = true;
-    *everyone = l && definers(name, ver) == 1;
+    *everyone = l && definers(w) == 1;
     return l;
 }
 
 void *cg_bind_lookup(const void *caller, const char *name, const char *ver)
 {
     bool everyone, local;
+    struct want w = {name, ver, false};
     pthread_mutex_lock(&bind_lock);
     collect();
-    void *p = lookup(caller, name, ver, &everyone, &local);
+    void *p = lookup(caller, &w, &everyone, &local);
     pthread_mutex_unlock(&bind_lock);
     return p;
 }
@@ -293,7 +304,8 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     pthread_mutex_lock(&bind_lock);
     collect();
     bool everyone, local;
-    fn = lookup(caller, cg_hooks[hook].name, cg_slots[slot].version_node, &everyone, &local);
+    struct want w = {cg_hooks[hook].name, cg_slots[slot].version_node, true};
+    fn = lookup(caller, &w, &everyone, &local);
     *wrap = false;
     bool traced = atomic_load(&cg.traced);
     if (fn && traced && in_slot_lib(slot, fn) && cg_caller_family(caller) != (int)cg_hooks[hook].family) {

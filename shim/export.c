@@ -54,8 +54,8 @@ struct cg_counter cg_count[CG_NHOOKS];
  * stub through the PLT and the library through the stub's dlsym.
  *
  * The fast path of both: a load, a test, a counter, a forward.  Everything
- * else is kept out of line, in a cold function reached by a tail call (so its
- * return address is the program's): finding the target, and forwarding
+ * else is kept out of line, in a cold function that is told the program's
+ * return address (where the call came from): finding the target, and forwarding
  * untouched while the shim is not tracing or the target is not the library's
  * (the tables the fast paths read are filled only with wrapped targets, and
  * only while tracing: real.c, bind.c). */
@@ -63,13 +63,13 @@ struct cg_counter cg_count[CG_NHOOKS];
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return slow args;                                                                                  \
+            return slow(__builtin_return_address(0), CG_UNPAREN args);                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                                \
     }
 /* The handed-out entry's cold path: the slot library's function. */
 #define CG_SLOW_LIB(slot, fam, ret, name, params, args, self)                                                 \
-    static __attribute__((noinline, cold)) ret cg_slow_##self params                                          \
+    static __attribute__((noinline, cold)) ret cg_slow_##self(const void *cg_caller_, CG_UNPAREN params)      \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
         if (!real && !(real = (cg_t_##name)cg_real_in_lib(slot, CG_H_##name)))                                 \
@@ -77,19 +77,18 @@ struct cg_counter cg_count[CG_NHOOKS];
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         if (!atomic_load_explicit(&cg.traced, memory_order_relaxed))                                           \
             return real args;                                                                                  \
-        return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                               \
+        return cg_w_##name(real, cg_caller_, CG_UNPAREN args);                                                 \
     }
 /* The exported entry's cold path: a definition every caller reaches that is
  * not to be wrapped (a stub) is one more load; the rest asks bind.c.  A
  * forward that is not wrapped is not counted: what the stub reaches in the
  * library comes back through a handed-out entry and is counted there. */
 #define CG_SLOW_PLT(slot, fam, ret, name, params, args, self)                                                 \
-    static __attribute__((noinline, cold)) ret cg_pslow_##self params                                         \
+    static __attribute__((noinline, cold)) ret cg_pslow_##self(const void *cg_caller_, CG_UNPAREN params)     \
     {                                                                                                          \
         cg_t_##name cg_fn_ = (cg_t_##name)atomic_load_explicit(&cg_plt_plain[slot][CG_H_##name], memory_order_acquire); \
         if (cg_fn_)                                                                                                \
             return cg_fn_ args;                                                                                    \
-        const void *cg_caller_ = __builtin_return_address(0);                                                      \
         bool cg_wrap_;                                                                                             \
         if (!(cg_fn_ = (cg_t_##name)cg_bind_plt(slot, CG_H_##name, cg_caller_, &cg_wrap_)))                                \
             return (ret)cg_bind_unbound(slot, CG_H_##name, cg_caller_);                                            \
@@ -134,7 +133,7 @@ struct cg_counter cg_count[CG_NHOOKS];
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return slow args;                                                                                  \
+            return slow(__builtin_return_address(0), CG_UNPAREN args);                                        \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         cg_exec_save((const void *)real, CG_EXEC_STAMP stack, CG_UNPAREN regs);                                 \
         ret r = real args;                                                                                     \

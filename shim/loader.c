@@ -71,14 +71,20 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     pending_clear();
     if (!cg_real_dl_init())
         return NULL;
-    if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file)
-        return open_as(caller, lmid, m, file, flags);
+    if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file) {
+        void *h = open_as(caller, lmid, m, file, flags);
+        if (h && file)
+            cg_bind_after_load(); /* what PLT calls reach may have changed (bind.c) */
+        return h;
+    }
     bool traced = cg_lib_is_traced_name(file);
     unsigned long long adds = cg_elf_adds();
     void *h = open_as(caller, lmid, m, file, flags);
     int saved = errno; /* what the real call left: the program must see that */
     if (h) {
         bool added = cg_elf_adds() != adds;
+        if (added || (flags & RTLD_GLOBAL))
+            cg_bind_after_load(); /* what PLT calls reach may have changed (bind.c) */
         if (added) {
             cg_objsnap_refresh(); /* module names for crash backtraces */
             cg_crash_after_load();
@@ -122,6 +128,8 @@ CG_EXPORT int dlclose(void *handle)
     uintptr_t base = lm ? lm->l_addr : 0;
     int r = cg_dl.dlclose(handle);
     int saved = errno;
+    if (r == 0)
+        cg_bind_reset(); /* a PLT call's target may have gone (bind.c) */
     if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed)) {
         cg_libs_after_close(base);
         cg_objsnap_refresh();
@@ -296,9 +304,14 @@ static void *after_sym(void *handle, const char *name, const char *version, void
 {
     bool special = handle == RTLD_DEFAULT || handle == RTLD_NEXT;
     if (r && special && in_self(r)) {
-        /* Only our unversioned driver exports can be found this way: answer
-         * as if the shim were not loaded, by searching past it. */
-        r = version ? cg_dl.dlvsym(RTLD_NEXT, name, version) : cg_dl.dlsym(RTLD_NEXT, name);
+        /* Only our unversioned driver exports (and a dlvsym of our versions)
+         * can be found this way: answer as if the shim were not loaded, by
+         * the same search without it: RTLD_DEFAULT the caller's scope (the
+         * global one, then its own libraries), RTLD_NEXT what follows us. */
+        if (handle == RTLD_DEFAULT)
+            r = cg_bind_lookup(caller, name, version);
+        else
+            r = version ? cg_dl.dlvsym(RTLD_NEXT, name, version) : cg_dl.dlsym(RTLD_NEXT, name);
         if (!r) {
             if (cg_dl.dlerror) /* discard the text naming the shim */
                 cg_dl.dlerror();
