@@ -42,6 +42,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tests/fallback.mk
 include tests/unit/unit.mk
 -include tests/robust.mk
+-include tests/loader.mk
 -include bench/bench.mk
 
 install: all
