@@ -12,11 +12,14 @@
  * runtime, cuDNN legacy and graph, the entry-point getters) and for the few
  * others the sequence needs.  Its own calls to them (fwstub_seq.c, built in
  * as fwstub_run) go through its PLT, as TensorFlow's do; libfwuser.so calls
- * them from another library.  CGTEST_STUB_TRACE=1 prints each first load on
- * stderr (not compared). */
+ * them from another library.  CGTEST_STUB_SKIP=soname:soname... : those are
+ * not installed, as far as the stubs know (a machine whose ld.so.cache has
+ * NVIDIA's cudart and cuDNN can still test their absence).
+ * CGTEST_STUB_TRACE=1 prints each first load on stderr (not compared). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cudefs.h"
 
@@ -38,8 +41,10 @@ static void *lib(const char *soname)
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
         if (libs[i].name == soname) {
             if (!libs[i].tried) {
+                const char *skip = getenv("CGTEST_STUB_SKIP");
                 libs[i].tried = 1;
-                libs[i].h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+                if (!skip || !strstr(skip, soname))
+                    libs[i].h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
                 if (getenv("CGTEST_STUB_TRACE"))
                     fprintf(stderr, "fwstub: dlopen(%s) %s\n", soname, libs[i].h ? "ok" : dlerror());
             }
