@@ -273,6 +273,7 @@ static void site_put(const void *caller, int key, void *fn, bool wrap)
             !(atomic_load(&s->caller) == caller && atomic_load(&s->key) == key))
             continue;
         uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+        q += q & 1; /* odd: a fork took the child while its writer was here */
         atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_release);
         atomic_store_explicit(&s->caller, caller, memory_order_relaxed);
