@@ -63,10 +63,22 @@ struct cg_counter cg_count[CG_NHOOKS];
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return slow(__builtin_return_address(0), CG_UNPAREN args);                                        \
+            return CG_NOT_WRAPPED_##table(slot, name, args, slow);                                             \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                                \
     }
+/* Not to be wrapped (the fast table is empty): a handed-out entry goes to
+ * its cold path; an exported one first tries the definition every PLT caller
+ * reaches untouched (a framework's stub: TensorFlow's every driver call), a
+ * load and a tail call, then its cold path. */
+#define CG_NOT_WRAPPED_cg_real(slot, name, args, slow) slow(__builtin_return_address(0), CG_UNPAREN args)
+#define CG_NOT_WRAPPED_cg_plt(slot, name, args, slow)                                                         \
+    ({                                                                                                         \
+        cg_t_##name plain_ = (cg_t_##name)atomic_load_explicit(&cg_plt_plain[slot][CG_H_##name],              \
+                                                                memory_order_acquire);                         \
+        plain_ ? plain_ args : slow(__builtin_return_address(0), CG_UNPAREN args);                             \
+    })
+
 /* The handed-out entry's cold path: the slot library's function. */
 #define CG_SLOW_LIB(slot, fam, ret, name, params, args, self)                                                 \
     static __attribute__((noinline, cold)) ret cg_slow_##self(const void *cg_caller_, CG_UNPAREN params)      \
@@ -133,7 +145,7 @@ struct cg_counter cg_count[CG_NHOOKS];
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return slow(__builtin_return_address(0), CG_UNPAREN args);                                        \
+            return CG_NOT_WRAPPED_##table(slot, name, args, slow);                                             \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         cg_exec_save((const void *)real, CG_EXEC_STAMP stack, CG_UNPAREN regs);                                 \
         ret r = real args;                                                                                     \
