@@ -70,6 +70,18 @@ static void driver(void)
     fn = (void *)1;
     r = cuGetProcAddress_v2("cuNoSuchFunction", &fn, 12000, 0, &st);
     printf("cuGetProcAddress_v2(cuNoSuchFunction) = %d fn=%s status=%d\n", r, set(fn), (int)st);
+
+    /* the caller's own scope, asked by name: the stub (global or, loaded RTLD_LOCAL, this library's own) */
+    dlerror();
+    fn = dlsym(RTLD_DEFAULT, "cuMemGetInfo_v2");
+    printf("dlsym(RTLD_DEFAULT, cuMemGetInfo_v2) = %s\n", fn ? "found" : dlerr());
+    if (fn) {
+        fr = tot = 0;
+        r = ((CUresult(*)(size_t *, size_t *))fn)(&fr, &tot);
+        printf("  through it = %d total=%zu\n", r, tot);
+    }
+    fn = dlsym(RTLD_DEFAULT, "cuNoSuchFunction");
+    printf("dlsym(RTLD_DEFAULT, cuNoSuchFunction) = %s\n", fn ? "found" : (dlerror() ? "NULL, an error text" : "NULL"));
 }
 
 static void runtime(void)
