@@ -41,6 +41,9 @@ _Atomic(void *) cg_plt[CG_NSLOTS][CG_NHOOKS];
 _Atomic(void *) cg_plt_plain[CG_NSLOTS][CG_NHOOKS];
 /* the kept answer came from a local scope: a new library may change it */
 static atomic_bool kept_local[CG_NSLOTS][CG_NHOOKS];
+/* bumped whenever kept answers are dropped: an answer whose global part was
+ * asked before a change is used once, not kept */
+static _Atomic uint32_t bind_epoch;
 
 static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(bind_lock);
@@ -106,34 +109,46 @@ static void *def_in(const struct cg_obj *o, const struct want *w)
     return p || !w->ref || cg_elf_defines_versions(o) ? p : cg_elf_sym(o, w->name, NULL);
 }
 
-/* The loader's own answer for the global scope past the shim.  dlsym resets
- * the thread's dlerror() state: an unread error of the program's is kept for
- * its next dlerror() (loader.c), and our misses leave nothing behind. */
-static void *global_def(const struct want *w)
+/* The loader's own answer for the global scope past the shim: the first
+ * definition unversioned (a) and of the version (v).  Asked before bind_lock
+ * is taken: dlsym takes the loader's lock, which a thread inside dlopen holds
+ * while a constructor of the library being loaded may be calling cuInit and
+ * waiting here.  dlsym resets the thread's dlerror() state: an unread error
+ * of the program's is kept for its next dlerror() (loader.c), and our misses
+ * leave nothing behind. */
+struct global {
+    void *a, *v;
+};
+
+static struct global global_ask(const struct want *w)
 {
-    const char *name = w->name, *ver = w->ver;
+    struct global g = {NULL, NULL};
     const char *pending = cg_dl.dlerror();
     if (pending)
         cg_loader_keep_dlerror(pending);
-    void *a = cg_dl.dlsym(RTLD_NEXT, name);
-    if (!a)
+    if (!(g.a = cg_dl.dlsym(RTLD_NEXT, w->name)))
         cg_dl.dlerror();
-    if (!ver)
-        return a;
-    void *v = cg_dl.dlvsym(RTLD_NEXT, name, ver);
+    if (w->ver && !(g.v = cg_dl.dlvsym(RTLD_NEXT, w->name, w->ver)))
+        cg_dl.dlerror();
+    return g;
+}
+
+/* Under bind_lock, with the objects collected. */
+static void *global_def(const struct want *w, const struct global *g)
+{
+    if (!w->ver)
+        return g->a;
     if (!w->ref)
-        return v;
-    if (!v)
-        cg_dl.dlerror();
+        return g->v;
     /* dlvsym skips unversioned definitions; a reference does not skip those
      * of an object that defines no versions.  The earlier of the two wins
      * (objects are listed in load order, which is the global scope's). */
-    if (a && a != v) {
-        int ia = obj_index_of(a), iv = v ? obj_index_of(v) : MAX_OBJS;
+    if (g->a && g->a != g->v) {
+        int ia = obj_index_of(g->a), iv = g->v ? obj_index_of(g->v) : MAX_OBJS;
         if (ia >= 0 && !cg_elf_defines_versions(&objs[ia]) && ia < iv)
-            return a;
+            return g->a;
     }
-    return v;
+    return g->v;
 }
 
 /* The object a DT_NEEDED name refers to: the first loaded one with that
@@ -190,10 +205,10 @@ static int definers(const struct want *w)
 
 /* Where the caller's lookup lands, the shim left out.  *everyone: every
  * caller that reaches the shim would land there too. */
-static void *lookup(const void *caller, const struct want *w, bool *everyone, bool *local)
+static void *lookup(const void *caller, const struct want *w, const struct global *gl, bool *everyone, bool *local)
 {
     *everyone = *local = false;
-    void *g = global_def(w);
+    void *g = global_def(w, gl);
     if (g) {
         *everyone = true;
         return g;
@@ -209,9 +224,10 @@ void *cg_bind_lookup(const void *caller, const char *name, const char *ver)
 {
     bool everyone, local;
     struct want w = {name, ver, false};
+    struct global g = global_ask(&w);
     pthread_mutex_lock(&bind_lock);
     collect();
-    void *p = lookup(caller, &w, &everyone, &local);
+    void *p = lookup(caller, &w, &g, &everyone, &local);
     pthread_mutex_unlock(&bind_lock);
     return p;
 }
@@ -302,14 +318,20 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     if (site_find(caller, key, &fn, wrap))
         return fn;
     int saved = errno;
+    struct want w = {cg_hooks[hook].name, cg_slots[slot].version_node, true};
+    uint32_t epoch = atomic_load(&bind_epoch);
+    struct global g = global_ask(&w);
     pthread_mutex_lock(&bind_lock);
     collect();
     bool everyone, local;
-    struct want w = {cg_hooks[hook].name, cg_slots[slot].version_node, true};
-    fn = lookup(caller, &w, &everyone, &local);
+    fn = lookup(caller, &w, &g, &everyone, &local);
     *wrap = false;
-    bool traced = atomic_load(&cg.traced);
-    if (fn && traced && in_slot_lib(slot, fn) && cg_caller_family(caller) != (int)cg_hooks[hook].family) {
+    bool traced = atomic_load(&cg.traced), lib = fn && in_slot_lib(slot, fn);
+    /* the library's own family calling it: untouched (as on the dlsym route),
+     * an answer for this caller only */
+    if (lib && cg_caller_family(caller) == (int)cg_hooks[hook].family)
+        everyone = lib = false;
+    if (lib && traced) {
         void *expected = NULL;
         if (atomic_compare_exchange_strong(&cg_real[slot][hook], &expected, fn))
             atomic_fetch_add(&cg_real_gen, 1);
@@ -317,7 +339,9 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
             cg_libs_step_aside(cg_hooks[hook].name, fn, expected, "plt");
         *wrap = expected == NULL || expected == fn;
     }
-    if (fn && everyone) {
+    if (atomic_load(&bind_epoch) != epoch) {
+        /* the objects changed while the loader was asked: use, do not keep */
+    } else if (fn && everyone) {
         atomic_store(&kept_local[slot][hook], local);
         atomic_store(*wrap ? &cg_plt[slot][hook] : &cg_plt_plain[slot][hook], fn);
     } else {
@@ -384,6 +408,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
 static void clear_kept(bool local_only)
 {
     pthread_mutex_lock(&bind_lock);
+    atomic_fetch_add(&bind_epoch, 1);
     for (int s = 0; s < CG_NSLOTS; s++)
         for (int h = 0; h < CG_NHOOKS; h++)
             if (!local_only || atomic_load(&kept_local[s][h])) {
