@@ -9,6 +9,9 @@
  *   self    dlopen(LIB = libfwstub.so, RTLD_NOW | RTLD_GLOBAL) and call its
  *           own fwstub_run: the library calls its own definitions (what
  *           libtensorflow_framework.so.2 does)
+ *   two     LIB and LIB2 (libfwuser.so, libfwuser2.so: two frameworks, each
+ *           with its own stub library) both RTLD_LOCAL: each must reach its own
+ *           stubs (libfwstub2.so answers a missing driver with 999)
  * Without argument-LIB it is linked: client_fwstub_linked has libfwstub.so as
  * DT_NEEDED and runs the sequence from the main program (main_run).
  * Then the sorted shared objects mapped (common.h). */
@@ -29,7 +32,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s global|local|self LIB\n", argv[0]);
         return 2;
     }
-    int global = strcmp(argv[1], "local") != 0;
+    int global = strcmp(argv[1], "local") != 0 && strcmp(argv[1], "two") != 0;
+    if (!strcmp(argv[1], "two")) {
+        void *h1 = argc > 3 ? dlopen(argv[2], RTLD_NOW | RTLD_LOCAL) : NULL;
+        void *h2 = argc > 3 ? dlopen(argv[3], RTLD_NOW | RTLD_LOCAL) : NULL;
+        int (*r1)(void) = h1 ? (int (*)(void))dlsym(h1, "fwuser_run") : NULL;
+        int (*r2)(void) = h2 ? (int (*)(void))dlsym(h2, "fwuser_run") : NULL;
+        if (!r1 || !r2) {
+            printf("two: %s\n", dlerr());
+            return 1;
+        }
+        /* interleaved: each call site keeps its own answer */
+        for (int i = 0; i < 2; i++) {
+            printf("== first framework\n");
+            r1();
+            printf("== second framework\n");
+            r2();
+        }
+        print_maps();
+        return 0;
+    }
     void *h = dlopen(argv[2], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     printf("dlopen(%s) = %s\n", argv[1], h ? "ok" : dlerr());
     if (!h)

@@ -26,7 +26,9 @@
 #define LIB_DRV "libcuda.so.1"
 #define LIB_CUDART "libcudart.so.13"
 #define LIB_CUDNN "libcudnn.so.9"
-#define MISS_DRV 303  /* CUDA_ERROR_SHARED_OBJECT_INIT_FAILED */
+#ifndef MISS_DRV
+#define MISS_DRV 303 /* CUDA_ERROR_SHARED_OBJECT_INIT_FAILED; libfwstub2.so: 999, to tell the copies apart */
+#endif
 #define MISS_CUDART cudaErrorSharedObjectSymbolNotFound
 #define MISS_CUDNN 4000 /* CUDNN_STATUS_INTERNAL_ERROR */
 

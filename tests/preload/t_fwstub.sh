@@ -28,6 +28,8 @@ modes() { # SETUP LIBPATH [VAR=VALUE...]: the four ways of reaching the stubs
     check "$setup, RTLD_LOCAL (a plugin): identical" same "$setup.local" "$C/client_fwstub" local "$C/libfwuser.so"
     check "$setup, the stub library calling itself: identical" same "$setup.self" "$C/client_fwstub" self "$C/libfwstub.so"
     check "$setup, DT_NEEDED of the program: identical" same "$setup.linked" "$C/client_fwstub_linked"
+    check "$setup, two frameworks each with its own stubs, RTLD_LOCAL: identical" \
+        same "$setup.two" "$C/client_fwstub" two "$C/libfwuser.so" "$C/libfwuser2.so"
 }
 
 # 1. the doubles, library by library (none: the stubs' own errors, 303 for
@@ -37,6 +39,8 @@ check "no library: the stub's own CUDA_ERROR_SHARED_OBJECT_INIT_FAILED (303) fro
 check "no library: the stub's cudaErrorSharedObjectSymbolNotFound (302), CUDNN_STATUS_INTERNAL_ERROR (4000)" \
     bash -c "grep -qx 'cudaMalloc(1 MiB) = 302 ptr=NULL' '$WORK/nolib.global.shim' && grep -qx 'cudnnCreate = 4000 handle=NULL' '$WORK/nolib.global.shim'"
 modes driver "$D/cuda" CGTEST_STUB_SKIP=libcudart.so.13:libcudnn.so.9
+check "no library, two frameworks: each call site reached its own stub (303, 999)" bash -c "
+    [ \"\$(grep '^cuInit = ' '$WORK/nolib.two.shim' | tr '\n' ' ')\" = 'cuInit = 303 cuInit = 999 cuInit = 303 cuInit = 999 ' ]"
 check "driver only: cuInit succeeds through the stub" grep -qx 'cuInit = 0' "$WORK/driver.global.shim"
 modes runtime "$D/cuda:$D/cudart" CGTEST_STUB_SKIP=libcudnn.so.9
 modes all "$D/cuda:$D/cudart:$D/cudnn9"
