@@ -45,8 +45,22 @@ static atomic_bool kept_local[CG_NSLOTS][CG_NHOOKS];
  * asked before a change is used once, not kept */
 static _Atomic uint32_t bind_epoch;
 
+/* Taken after the fork gate, as every lock of the shim whose holder makes
+ * gated calls (the link-map walks here): forkgate.c, libs.c. */
 static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(bind_lock);
+
+static void bind_enter(void)
+{
+    cg_fork_gate_enter();
+    pthread_mutex_lock(&bind_lock);
+}
+
+static void bind_leave(void)
+{
+    pthread_mutex_unlock(&bind_lock);
+    cg_fork_gate_leave();
+}
 
 void cg_loader_keep_dlerror(const char *msg);
 
@@ -225,10 +239,10 @@ void *cg_bind_lookup(const void *caller, const char *name, const char *ver)
     bool everyone, local;
     struct want w = {name, ver, false};
     struct global g = global_ask(&w);
-    pthread_mutex_lock(&bind_lock);
+    bind_enter();
     collect();
     void *p = lookup(caller, &w, &g, &everyone, &local);
-    pthread_mutex_unlock(&bind_lock);
+    bind_leave();
     return p;
 }
 
@@ -321,7 +335,7 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     struct want w = {cg_hooks[hook].name, cg_slots[slot].version_node, true};
     uint32_t epoch = atomic_load(&bind_epoch);
     struct global g = global_ask(&w);
-    pthread_mutex_lock(&bind_lock);
+    bind_enter();
     collect();
     bool everyone, local;
     fn = lookup(caller, &w, &g, &everyone, &local);
@@ -347,7 +361,7 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     } else {
         site_put(caller, key, fn, *wrap);
     }
-    pthread_mutex_unlock(&bind_lock);
+    bind_leave();
     errno = saved;
     return fn;
 }
@@ -407,7 +421,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
  * or is worked out after the change. */
 static void clear_kept(bool local_only)
 {
-    pthread_mutex_lock(&bind_lock);
+    bind_enter();
     atomic_fetch_add(&bind_epoch, 1);
     for (int s = 0; s < CG_NSLOTS; s++)
         for (int h = 0; h < CG_NHOOKS; h++)
@@ -416,7 +430,7 @@ static void clear_kept(bool local_only)
                 atomic_store(&cg_plt_plain[s][h], NULL);
             }
     atomic_fetch_add(&site_gen, 1);
-    pthread_mutex_unlock(&bind_lock);
+    bind_leave();
 }
 
 /* A library was loaded: a local answer may have a second definition now (a
