@@ -248,7 +248,8 @@ void *cg_bind_lookup(const void *caller, const char *name, const char *ver)
 
 /* ---- answers per call site, for what is not the same for everyone.
  * Written under bind_lock, read without it: a sequence number per entry,
- * odd while it is being written. */
+ * odd while it is being written; every access sequentially consistent (no
+ * fences: ThreadSanitizer does not take them; this is the cold path). */
 #define SITE_BITS 9
 #define SITE_PROBES 8
 static struct site {
@@ -269,20 +270,19 @@ static unsigned site_hash(const void *caller, int key)
 
 static bool site_find(const void *caller, int key, void **fn, bool *wrap)
 {
-    uint32_t gen = atomic_load_explicit(&site_gen, memory_order_acquire);
+    uint32_t gen = atomic_load(&site_gen);
     unsigned i = site_hash(caller, key);
     for (int k = 0; k < SITE_PROBES; k++, i = (i + 1) & ((1u << SITE_BITS) - 1)) {
         struct site *s = &sites[i];
-        uint32_t q = atomic_load_explicit(&s->seq, memory_order_acquire);
+        uint32_t q = atomic_load(&s->seq);
         if (q & 1)
             return false;
-        bool live = atomic_load_explicit(&s->gen, memory_order_relaxed) == gen;
-        const void *c = atomic_load_explicit(&s->caller, memory_order_relaxed);
-        int kk = atomic_load_explicit(&s->key, memory_order_relaxed);
-        void *f = atomic_load_explicit(&s->fn, memory_order_relaxed);
-        bool w = atomic_load_explicit(&s->wrap, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->seq, memory_order_relaxed) != q || !live)
+        bool live = atomic_load(&s->gen) == gen;
+        const void *c = atomic_load(&s->caller);
+        int kk = atomic_load(&s->key);
+        void *f = atomic_load(&s->fn);
+        bool w = atomic_load(&s->wrap);
+        if (atomic_load(&s->seq) != q || !live)
             return false;
         if (c == caller && kk == key) {
             *fn = f;
@@ -302,16 +302,15 @@ static void site_put(const void *caller, int key, void *fn, bool wrap)
         if (atomic_load(&s->gen) == gen &&
             !(atomic_load(&s->caller) == caller && atomic_load(&s->key) == key))
             continue;
-        uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+        uint32_t q = atomic_load(&s->seq);
         q += q & 1; /* odd: a fork took the child while its writer was here */
-        atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_release);
-        atomic_store_explicit(&s->caller, caller, memory_order_relaxed);
-        atomic_store_explicit(&s->key, key, memory_order_relaxed);
-        atomic_store_explicit(&s->fn, fn, memory_order_relaxed);
-        atomic_store_explicit(&s->wrap, wrap, memory_order_relaxed);
-        atomic_store_explicit(&s->gen, gen, memory_order_relaxed);
-        atomic_store_explicit(&s->seq, q + 2, memory_order_release);
+        atomic_store(&s->seq, q + 1);
+        atomic_store(&s->caller, caller);
+        atomic_store(&s->key, key);
+        atomic_store(&s->fn, fn);
+        atomic_store(&s->wrap, wrap);
+        atomic_store(&s->gen, gen);
+        atomic_store(&s->seq, q + 2);
         return;
     }
     /* full around here: this site is resolved again at each call (correct, slower) */
