@@ -90,6 +90,7 @@ __attribute__((constructor(101))) static void table_reserve(void)
     atomic_store_explicit(&handle_table[0].key, RESERVED, memory_order_relaxed);
 }
 
+/* NULL, a free slot's value and slot 0's are no block's key. */
 static inline bool key_ok(uintptr_t k) { return !slot_free(k) && k != RESERVED; }
 
 /* Claims a slot for k.  One compare-and-swap on the key (two threads may
@@ -214,8 +215,13 @@ static uint64_t count_frees(void)
 /* What this process holds now, and the largest allocation that worked: every
  * block is either in the table (live) or has left it (largest_out).  A walk
  * over both tables, 2 x 65,536 slots (about 0.2 ms): only for an event.
- * Blocks that another thread allocates or frees meanwhile may or may not be
- * counted, as with any snapshot. */
+ * Exact when no other thread allocates or frees during the walk.  Otherwise
+ * a block allocated or freed meanwhile may or may not be counted, and a slot
+ * read between an allocation's key and its size (the size is written after
+ * the compare-and-swap that claims the slot) counts the previous block's
+ * size: off by at most those blocks (docs/trace-format.md, gpu_mem).  Making
+ * that exact too would cost the allocation two instructions (claim with a
+ * mark, write the size, then the key). */
 struct mem_now {
     uint64_t live, largest;
 };
