@@ -18,6 +18,7 @@
 
 _Atomic uint64_t cg_events_written, cg_events_dropped;
 _Atomic uint64_t cg_last_failure_seq; /* seq + 1 of the last failure event, 0: none yet */
+void (*cg_ev_on_failure)(struct cg_ev *e);
 static _Atomic uint64_t seq;
 static _Atomic uint64_t bytes_written;
 static atomic_bool broken;  /* a short write left a partial line: write nothing more */
@@ -288,6 +289,11 @@ void cg_ev_end(struct cg_ev *e)
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
         return;
     }
+    if (CG_UNLIKELY(e->failure)) {
+        void (*on_failure)(struct cg_ev *) = __atomic_load_n(&cg_ev_on_failure, __ATOMIC_ACQUIRE);
+        if (on_failure)
+            on_failure(e); /* drvlog.c: the driver's words about this failure, written just before it */
+    }
     if (e->overflow) {
         /* Drop the unfinished tail back to a safe point: cut at the last
          * complete member and mark the line truncated, still valid JSON. */
@@ -440,6 +446,15 @@ static int dir_open(const char *dir)
     return dfd;
 }
 
+bool cg_trace_dir_usable(void)
+{
+    int dfd = dir_open(cg_cfg.dir);
+    if (dfd < 0)
+        return false;
+    close(dfd);
+    return true;
+}
+
 /* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
 void cg_trace_test_adopt(int fd);
 void cg_trace_test_adopt(int fd)
@@ -462,7 +477,9 @@ int cg_trace_open(void)
     for (int attempt = 1; attempt < 100 && fd < 0; attempt++) {
         /* <host>[-r<rank>]-<pid>[.<attempt>].jsonl: host and rank are
          * sanitised (shim.c), so the name never holds a '/' */
-        char p[sizeof cg.path], name[256];
+        /* static: the first event that opens the file may be a crash on a
+         * small alternate stack; one thread at a time opens (lazy open) */
+        static char p[sizeof cg.path], name[256];
         size_t n = cg_strlcpy(name, cg.host, sizeof name);
         if (cg.rank[0]) {
             n += cg_strlcpy(name + n, "-r", n < sizeof name ? sizeof name - n : 0);

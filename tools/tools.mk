@@ -10,7 +10,7 @@ JANSSON_LIBS := -ljansson
 endif
 TOOLS_SRC := $(wildcard tools/*.c)
 TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
-TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h)
+TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h shim/status.def)
 
 $(BUILD)/tools:
 	mkdir -p $@
@@ -25,3 +25,8 @@ $(BUILD)/report:
 $(BUILD)/report/cuda_client: tests/report/cuda_client.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/report/cuda_client
+
+# `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
+.PHONY: accuracy
+accuracy: $(BUILD)/convguard
+	bash tests/report/accuracy.sh
