@@ -27,7 +27,7 @@ static const struct pattern patterns[] = {
 #define N_PATTERNS (sizeof patterns / sizeof patterns[0])
 
 #define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
-#define MAX_QUOTE 400         /* characters of one quoted line */
+#define MAX_QUOTE 300         /* characters of one quoted line */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
 
 /* ---- rank prefixes */
@@ -658,13 +658,20 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
         runtime = version_at(q ? q + 15 : NULL);
     }
     const char *path = NULL;
+    long long cu = -1;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
-        if (strcmp(jstr(e, "ev", ""), "lib") == 0 && strcmp(jstr(e, "family", ""), "cudnn") == 0 &&
+        if (strcmp(jstr(e, "ev", ""), "lib") != 0)
+            continue;
+        if (strcmp(jstr(e, "family", ""), "cudnn") == 0 &&
             (!path || strncmp(jstr(e, "soname", ""), "libcudnn.so", 11) == 0))
             path = jstr(e, "path", NULL);
+        if (strcmp(jstr(e, "family", ""), "cudart") == 0 && jint(e, "version", 0) > 0)
+            cu = jint(e, "version", 0) / 1000;
+        else if (cu < 0 && jint(e, "cuda_built_for", 0) > 0)
+            cu = jint(e, "cuda_built_for", 0) / 1000;
     }
-    if (!built || !runtime || strcmp(built, runtime) == 0) {
+    if (!path || !built || !runtime || strcmp(built, runtime) == 0) { /* the process that loaded cuDNN */
         free(built), free(runtime);
         return false;
     }
@@ -690,6 +697,7 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
     set_o(vars, "llp_fix", in_llp ? xasprintf("; or take %s out of LD_LIBRARY_PATH so that the framework finds the "
                                               "cuDNN it ships with", d)
                                   : xstrdup(""));
+    set_o(vars, "cu", xasprintf("%lld", cu > 0 ? cu : 12));
     set_o(vars, "major", xasprintf("%.*s", (int)strcspn(jstr(vars, "built", "9"), "."), jstr(vars, "built", "9")));
     set_o(vars, "seen", xasprintf("stderr: %s", text));
     return true;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h" /* match functions of the rules that read captured stderr */
 #include "cli.h"
 
 #define MIB (1ll << 20)
