@@ -45,6 +45,8 @@ declare -A SAYS=(
     [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
     [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"
     [code_load_failed]="install the framework build for this GPU"
+    [pool_exhausted]="JAX: give the pool more"
+    [cudnn_older_than_build]="JAX/XLA was built with cuDNN 9.8.0 but cuDNN 9.1.0 was loaded"
 )
 
 for f in "$T"/*.jsonl; do
