@@ -11,3 +11,7 @@ $(BUILD)/bench/load_cudnn: bench/load_cudnn.c | $(BUILD)/bench
 .PHONY: bench
 bench: all $(BUILD)/bench/hotpath $(BUILD)/bench/load_cudnn
 	bench/run.sh
+# stderr capture of `convguard run` (issue 20): 200 MB of stderr with and without it
+.PHONY: bench-capture
+bench-capture: all $(BUILD)/report/stderr_probe $(BUILD)/report/pty_run
+	bench/capture.sh

@@ -73,6 +73,7 @@ struct section {
     long rank;
     const char *data;
     size_t len;
+    json_t *events;    /* its output_capture + output events, worked out once */
 };
 
 struct capture {
@@ -185,6 +186,8 @@ static void captures_in_dir(struct captures *cs, const char *dir, int depth)
 static void captures_free(struct captures *cs)
 {
     for (size_t i = 0; i < cs->n; i++) {
+        for (size_t k = 0; k < cs->c[i].nsec; k++)
+            json_decref(cs->c[i].sec[k].events);
         free(cs->c[i].path), free(cs->c[i].buf), free(cs->c[i].sec);
         json_decref(cs->c[i].hdr);
     }
@@ -337,10 +340,24 @@ static char *quote_text(const char *raw)
     return xasprintf("%.*s", (int)n, p);
 }
 
+/* Case is ignored by comparing lower-case copies with strstr, which is much
+ * faster than strcasestr (a 256 KiB tail: 28 ms -> a few). */
 static const struct pattern *pattern_of(const char *line)
 {
+    static char *lower[N_PATTERNS];
+    if (!lower[0])
+        for (size_t i = 0; i < N_PATTERNS; i++) {
+            lower[i] = xstrdup(patterns[i].text);
+            for (char *c = lower[i]; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+        }
+    char buf[4200];
+    size_t n = 0;
+    for (; line[n] && n < sizeof buf - 1; n++)
+        buf[n] = (char)tolower((unsigned char)line[n]);
+    buf[n] = 0;
     for (size_t i = 0; i < N_PATTERNS; i++)
-        if (strcasestr(line, patterns[i].text))
+        if (strstr(buf, lower[i]))
             return &patterns[i];
     return NULL;
 }
@@ -369,48 +386,58 @@ static long exception_line(struct line *v, size_t n)
 }
 
 /* ---- output events */
-static void attach_one(struct trace *t, struct capture *c, struct section *sec)
+static json_t *section_events(struct capture *c, struct section *sec)
 {
+    if (sec->events)
+        return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
     long ex = exception_line(v, n);
     long keep[MAX_OUTPUT_EVENTS];
+    const struct pattern *kp[MAX_OUTPUT_EVENTS];
+    char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
-        if (i != ex && !pattern_of(v[i].raw))
+        const struct pattern *p = pattern_of(v[i].raw);
+        if (i != ex && !p)
             continue;
         char *q = quote_text(v[i].raw);
         bool dup = false;
-        for (size_t k = 0; k < nk && !dup; k++) {
-            char *o = quote_text(v[keep[k]].raw);
-            dup = strcmp(o, q) == 0;
-            free(o);
+        for (size_t k = 0; k < nk && !dup; k++)
+            dup = strcmp(kq[k], q) == 0;
+        if (dup && i != ex) {
+            free(q);
+            continue;
         }
-        free(q);
-        if (!dup || i == ex)
-            keep[nk++] = i;
+        keep[nk] = i, kp[nk] = p, kq[nk++] = q;
     }
-    json_array_append_new(t->events,
-                          json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file", c->path,
-                                    "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
-                                    (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
-                                    ex >= 0, "child", (json_int_t)c->child));
+    json_t *evs = json_array();
+    json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file",
+                                         c->path, "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
+                                         (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
+                                         ex >= 0, "child", (json_int_t)c->child));
     for (size_t k = nk; k-- > 0;) {
-        long i = keep[k];
-        const struct pattern *p = pattern_of(v[i].raw);
-        char *q = quote_text(v[i].raw);
+        const struct pattern *p = kp[k];
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
                               p ? p->id : "exception", "kind", p ? p->kind : "exception", "framework",
-                              p ? p->framework : "Python", "text", q, "line", (json_int_t)i, "stream", sec->name,
-                              "exception", i == ex);
-        free(q);
+                              p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
+                              sec->name, "exception", keep[k] == ex);
+        free(kq[k]);
         if (e)
-            json_array_append_new(t->events, e);
+            json_array_append_new(evs, e);
     }
     for (size_t i = 0; i < n; i++)
         free(v[i].raw);
     free(v);
+    return sec->events = evs;
+}
+
+static void attach_one(struct trace *t, struct capture *c, struct section *sec)
+{
+    json_t *evs = section_events(c, sec);
+    for (size_t i = 0; i < json_array_size(evs); i++)
+        json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
 }
 
 void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
