@@ -71,8 +71,8 @@ struct section {
     const char *name;  /* "tail", "rank 3", "local rank 0" */
     char kind;         /* 0 tail, 'r' global rank, 'l' local rank */
     long rank;
-    const char *data;
-    size_t len;
+    size_t off, len;   /* in the data after the header */
+    const char *data;  /* once read (capture_data) */
     json_t *events;    /* its output_capture + output events, worked out once */
 };
 
@@ -85,6 +85,7 @@ struct capture {
     const char *host;
     long long pid, child;
     double start, end;
+    size_t data_at, data_len; /* where the sections begin, their total size */
 };
 
 struct captures { struct capture *c; size_t n; };
@@ -95,6 +96,8 @@ static bool ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+/* The header and the sections' sizes; the bytes are read only for a capture
+ * some process turns out to belong to (a folder of many runs stays cheap). */
 static int capture_read(const char *path, struct capture *c)
 {
     memset(c, 0, sizeof *c);
@@ -102,25 +105,17 @@ static int capture_read(const char *path, struct capture *c)
     struct stat st;
     if (!f)
         return -1;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (off_t)MAX_FILE) {
-        fclose(f);
-        return -1;
-    }
-    size_t n = (size_t)st.st_size;
-    c->buf = malloc(n + 1);
-    if (!c->buf || fread(c->buf, 1, n, f) != n) {
-        fclose(f);
-        free(c->buf);
-        return -1;
-    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t hl = -1;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= (off_t)MAX_FILE)
+        hl = getline(&line, &cap, f);
     fclose(f);
-    c->buf[n] = 0;
-    char *nl = memchr(c->buf, '\n', n);
     json_error_t err;
-    c->hdr = nl ? json_loadb(c->buf, (size_t)(nl - c->buf), 0, &err) : NULL;
-    if (!c->hdr || jint(c->hdr, "convguard_capture", 0) != 1) {
+    c->hdr = hl > 1 && hl < (1 << 16) && line[hl - 1] == '\n' ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
+    free(line);
+    if (!json_is_object(c->hdr) || jint(c->hdr, "convguard_capture", 0) != 1) {
         json_decref(c->hdr);
-        free(c->buf);
         return -1;
     }
     c->path = xstrdup(path);
@@ -129,23 +124,46 @@ static int capture_read(const char *path, struct capture *c)
     c->child = jint(c->hdr, "child", -1);
     c->start = jnum(c->hdr, "start", 0);
     c->end = jnum(c->hdr, "end", 0);
-    size_t off = (size_t)(nl - c->buf) + 1;
+    c->data_at = (size_t)hl;
+    size_t left = (size_t)st.st_size - (size_t)hl, off = 0;
     json_t *secs = jget(c->hdr, "sections");
     c->sec = calloc(json_array_size(secs) + 1, sizeof *c->sec);
     for (size_t i = 0; i < json_array_size(secs); i++) {
         json_t *j = json_array_get(secs, i);
         long long len = jint(j, "bytes", -1);
-        if (len < 0 || (unsigned long long)len > n - off)
+        if (len < 0 || (unsigned long long)len > left - off)
             break; /* cut short: keep what is whole */
         struct section *s = &c->sec[c->nsec++];
         s->name = jstr(j, "name", "?");
         s->rank = (long)jint(j, "rank", -1);
         s->kind = strcmp(s->name, "tail") == 0 ? 0 : strncmp(s->name, "local rank", 10) == 0 ? 'l' : 'r';
-        s->data = c->buf + off;
+        s->off = off;
         s->len = (size_t)len;
         off += (size_t)len;
     }
+    c->data_len = off;
     return 0;
+}
+
+/* The sections' bytes; false when the file changed under us. */
+static bool capture_data(struct capture *c)
+{
+    if (c->buf)
+        return true;
+    FILE *f = fopen(c->path, "rb");
+    c->buf = malloc(c->data_len + 1);
+    bool ok = f && c->buf && fseek(f, (long)c->data_at, SEEK_SET) == 0 && fread(c->buf, 1, c->data_len, f) == c->data_len;
+    if (f)
+        fclose(f);
+    if (!ok) {
+        free(c->buf);
+        c->buf = NULL;
+        c->nsec = 0;
+        return false;
+    }
+    for (size_t k = 0; k < c->nsec; k++)
+        c->sec[k].data = c->buf + c->sec[k].off;
+    return true;
 }
 
 static void captures_add(struct captures *cs, const char *path)
@@ -461,7 +479,7 @@ void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
             cs.c[i].host = ""; /* an older run's: matches no trace */
     for (size_t ti = 0; ti < s->n && cs.n; ti++) {
         struct capture *c = capture_of(s, ti, &cs);
-        struct section *sec = c ? stream_of(&s->t[ti], c) : NULL;
+        struct section *sec = c && capture_data(c) ? stream_of(&s->t[ti], c) : NULL;
         if (sec && json_is_array(s->t[ti].events))
             attach_one(&s->t[ti], c, sec);
     }

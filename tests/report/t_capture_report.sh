@@ -112,4 +112,35 @@ check "srun labels: task 3's trace quotes task 3's lines" \
 "$CG" run --dir "$WORK/s2" -- bash -c "env $NODRV '$TF' >/dev/null 2>&1; printf '1: one\nplain\nplain\nplain\n' >&2; exit 1" 2>/dev/null
 check "a few 'N: ' lines among plain ones are not taken for srun labels" \
     bash -c "head -1 '$(ls "$WORK/s2"/*.stderr)' | jq -e '.sections | length == 1'"
+
+# ---- damaged or hostile capture files: read what is whole, never crash
+H="$WORK/h"
+mkdir -p "$H"
+cp "$ROOT/tests/report/traces/pool_exhausted.jsonl" "$H/"
+pid=$(head -1 "$H/pool_exhausted.jsonl" | jq .ppid)
+start=$(head -1 "$H/pool_exhausted.jsonl" | jq .wall_time)
+hdr() { printf '{"convguard_capture":1,"host":"vm","pid":1,"child":%s,"start":%s,"end":%s,"mode":"pipe","bytes":9,"sections":%s}\n' "$pid" "$((start - 1))" "$((start + 5))" "$1"; }
+bad=0
+for k in 1 2 3 4 5 6 7; do
+    rm -f "$H"/*.stderr
+    case $k in
+    1) hdr '[{"name":"tail","bytes":99999}]' > "$H/x.stderr"; printf 'RuntimeError: short' >> "$H/x.stderr" ;;
+    2) printf '{"convguard_capture":1,"host":' > "$H/x.stderr" ;;
+    3) hdr '"not an array"' > "$H/x.stderr" ;;
+    4) hdr '[{"name":7,"bytes":"x"},{"bytes":-5}]' > "$H/x.stderr" ;;
+    5) { hdr '[{"name":"tail","bytes":64}]'; head -c 64 /dev/urandom; } > "$H/x.stderr" ;;
+    6) { hdr '[{"name":"tail","bytes":40000}]'; printf 'Traceback (most recent call last):\n'; head -c 39965 /dev/zero | tr '\0' 'x'; } > "$H/x.stderr" ;;
+    7) printf 'not json at all\nRuntimeError: CUDA out of memory\n' > "$H/x.stderr" ;;
+    esac
+    "$CG" report --json "$H" > "$WORK/h$k.json" 2>/dev/null
+    rc=$?
+    [ $rc -le 1 ] && jq -e . "$WORK/h$k.json" >/dev/null || { bad=$((bad + 1)); echo "  (damaged capture $k: exit $rc)"; }
+done
+{ hdr '[{"name":"tail","bytes":58}]'; printf 'jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of mem\n'; } > "$H/x.stderr"
+"$CG" report --json "$H" > "$WORK/h8.json"
+check "(the same folder with a whole capture: it is read, the pool rule matches)" \
+    jq -e '.findings[0].rule == "pool_exhausted"' "$WORK/h8.json"
+check "damaged capture files (cut, not JSON, wrong types, binary, a 40 KB line): the report still works" test $bad = 0
+check "a capture cut short quotes nothing from the missing part" \
+    bash -c "! grep -q 'RuntimeError: short' '$WORK/h1.json'"
 finish
