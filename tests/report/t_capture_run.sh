@@ -19,6 +19,7 @@ tail_is_end_of() {
     c=$(cap "$1") && hl=$(head -1 "$c" | wc -c) && tb=$(head -1 "$c" | jq '.sections[0].bytes') &&
         [ "$tb" -gt 0 ] && cmp <(tail -c "$tb" "$2") <(tail -c +$((hl + 1)) "$c" | head -c "$tb")
 }
+wait_ready() { for _ in $(seq 100); do grep -q ready "$1" 2>/dev/null && return; sleep 0.05; done; } # the probe's handlers are set
 prefix_is() { cmp <(head -c "$(stat -c%s "$2")" "$1") "$2"; } # FILE starts with FILE2
 
 # binary data, "\r\n" and lone "\r" (what a pty's newline handling could change), no final newline
@@ -91,18 +92,18 @@ check "exit status 3 comes back" test $? = 3
 rc=$?
 check "terminal Ctrl-C: the program gets SIGINT once, convguard returns its status (5)" \
     bash -c "[ $rc = 5 ] && tr -d '\r' < int.tty | grep -q 'got SIGINT x1 SIGTERM x0'"
-"$CG" run --quiet --dir "$WORK/s" -- "$P" trap 2> >(cat > term.err) > /dev/null &
+"$CG" run --quiet --dir "$WORK/s" -- "$P" trap 2> >(cat > term.err) > term.ready &
 cg=$!
-sleep 0.5
+wait_ready term.ready
 kill -TERM $cg
 wait $cg
 rc=$?
 sleep 0.2
 check "SIGTERM to convguard: the program gets it once, its status comes back" \
     bash -c "[ $rc = 5 ] && grep -q 'got SIGINT x0 SIGTERM x1' term.err"
-"$CG" run --quiet --dir "$WORK/s2" -- "$P" trap 2> >(cat > int.err) > /dev/null &
+"$CG" run --quiet --dir "$WORK/s2" -- "$P" trap 2> >(cat > int.err) > int.ready &
 cg=$!
-sleep 0.5
+wait_ready int.ready
 kill -INT $cg
 wait $cg
 rc=$?
