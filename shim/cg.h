@@ -239,7 +239,11 @@ void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
 bool cg_elf_imports(const struct cg_obj *o, const char *name);
 /* An address inside o's code holding a `ret` instruction, 0 if none. */
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
-unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
+/* ---- forkgate.c: the shim's own calls into foreign locks never overlap a fork */
+void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
+void cg_fork_gate_enter(void);
+void cg_fork_gate_leave(void);
+unsigned cg_fork_gate_gave_up(void);
 
 struct dl_phdr_info;
 /* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
@@ -255,7 +259,7 @@ struct cg_libc_dl {
     int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl;
-/* dl_iterate_phdr through cg_dl's pointer once known */
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
 int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 bool cg_real_dl_init(void);
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
@@ -281,6 +285,10 @@ const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
 void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
 void cg_objsnap_after_fork(void);
 bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
+/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
+int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
+bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
+uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
 
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */

@@ -149,6 +149,7 @@ static void nvml_load_locked(void)
         cg_loader_keep_dlerror(kept);
     if (!h)
         return;
+    cg_objsnap_refresh();
     cg_loader_scan("(convguard: NVML, for a failure report)");
     struct cg_obj o;
     if (!cg_elf_find_obj(((struct link_map *)h)->l_ld, &o)) {
@@ -298,9 +299,12 @@ static void nvml_holders_locked(nvmlDevice_t dev, struct cg_gpu_state *s)
     }
 }
 
+/* Both ask the driver and NVML, which take locks of their own: never across
+ * a fork (forkgate.c).  Failure paths only. */
 void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
 {
     int saved = errno;
+    cg_fork_gate_enter();
     memset(s, 0, sizeof *s);
     s->mem.source = "unknown";
     s->driver_status = -1;
@@ -356,6 +360,7 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
         cg_strlcpy(s->nvml, "not asked", sizeof s->nvml);
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_fork_gate_leave();
     errno = saved;
 }
 
@@ -365,7 +370,9 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
     memset(m, 0, sizeof *m);
     m->source = "unknown";
     struct drv d;
+    cg_fork_gate_enter();
     if (drv_find(&d) && drv_mem(&d, m)) {
+        cg_fork_gate_leave();
         errno = saved;
         return;
     }
@@ -383,6 +390,7 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
         }
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_fork_gate_leave();
     errno = saved;
 }
 

@@ -273,7 +273,7 @@ static int count_new_cb(const struct cg_obj *o, void *p)
     return 0;
 }
 
-void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name)
+void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name, bool added)
 {
     struct link_map *lm = handle;
     char stem[96];
@@ -283,7 +283,7 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     /* Other names (a Python extension module, say) are written only when
      * they brought a CUDA-family library in. */
     int fresh = 0;
-    if (!traced_name)
+    if (!traced_name && added)
         cg_elf_each_obj(count_new_cb, &fresh);
     bool repeat = traced_name && seen_before(file, true, path);
     struct probe *p = traced_name ? probe_find(stem) : NULL;
@@ -301,7 +301,8 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     }
     if (p)
         p->count = 0;
-    scan_locked(file);
+    if (added) /* a library loaded before was scanned when it was loaded */
+        scan_locked(file);
     pthread_mutex_unlock(&lock);
 }
 

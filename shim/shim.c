@@ -222,6 +222,7 @@ void cg_shim_init(void)
     cg.t0_ns = cg_now_ns();
     cg.pid = getpid();
     cg_real_dl_init();
+    cg_fork_gate_init(); /* before any other atfork handler of the shim: see forkgate.c */
     if (getauxval(AT_SECURE)) {
         /* setuid/setgid: the environment is not the user's to trust. Inert:
          * no settings read, no file, no signal handler. */
@@ -237,6 +238,7 @@ void cg_shim_init(void)
     }
     cg_libs_init();
     atomic_store(&cg.traced, true);
+    cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
     cg_real_promote();
     cg_crash_install();
     start_event(0);
