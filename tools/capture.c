@@ -201,7 +201,7 @@ static void captures_in_dir(struct captures *cs, const char *dir, int depth)
         closedir(d);
 }
 
-static void captures_free(struct captures *cs)
+static void captures_free_items(struct captures *cs)
 {
     for (size_t i = 0; i < cs->n; i++) {
         for (size_t k = 0; k < cs->c[i].nsec; k++)
@@ -209,6 +209,11 @@ static void captures_free(struct captures *cs)
         free(cs->c[i].path), free(cs->c[i].buf), free(cs->c[i].sec);
         json_decref(cs->c[i].hdr);
     }
+}
+
+static void captures_free(struct captures *cs)
+{
+    captures_free_items(cs);
     free(cs->c);
 }
 
@@ -474,9 +479,16 @@ void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
             captures_in_dir(&cs, dir_name(paths[i], d, sizeof d), 4);
         }
     }
-    for (size_t i = 0; i < cs.n; i++)
-        if (since > 0 && cs.c[i].start < since - 1)
-            cs.c[i].host = ""; /* an older run's: matches no trace */
+    size_t keep = 0; /* an older run's capture in the same folder is not this run's */
+    for (size_t i = 0; i < cs.n; i++) {
+        if (since > 0 && cs.c[i].start < since - 1) {
+            struct captures one = {&cs.c[i], 1};
+            captures_free_items(&one);
+        } else {
+            cs.c[keep++] = cs.c[i];
+        }
+    }
+    cs.n = keep;
     for (size_t ti = 0; ti < s->n && cs.n; ti++) {
         struct capture *c = capture_of(s, ti, &cs);
         struct section *sec = c && capture_data(c) ? stream_of(&s->t[ti], c) : NULL;

@@ -357,7 +357,7 @@ int relay_wait(struct relay *r, pid_t pid)
     sa.sa_handler = SIG_IGN; /* a closed reader shows as EPIPE in write_out */
     sigaction(SIGPIPE, &sa, &old_pipe);
 
-    char *tmp = r->mode == RELAY_PTY ? malloc(CHUNK / 8) : NULL;
+    static char tmp[CHUNK / 8]; /* pty reads and what is left of them after the \r\n undo */
     struct pty_state ps = {false, false, 0};
     bool exited = false;
     double quiet_since = 0, exited_at = 0;
@@ -409,7 +409,6 @@ int relay_wait(struct relay *r, pid_t pid)
         if (exited && r->read_fd >= 0 && mono_ms() - quiet_since >= 50)
             hand_over(r, &ps);
     }
-    free(tmp);
     sigaction(SIGCHLD, &old_chld, NULL);
     sigaction(SIGWINCH, &old_winch, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
