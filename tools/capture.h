@@ -28,6 +28,7 @@ struct relay {
     enum relay_mode mode;
     int child_fd;            /* what the program gets as fd 2 (pipe/pty), -1 */
     int read_fd;             /* pipe read end, pty master, or the stderr file reopened for reading */
+    int hold[2];             /* RELAY_PIPE: a second pipe that tee(2) copies the output into, -1 */
     long long file_start;    /* RELAY_FILE: the file's size at the launch */
     char *ring;              /* the last CAPTURE_WINDOW bytes, circular */
     size_t head;             /* next write position in ring */

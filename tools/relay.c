@@ -79,6 +79,12 @@ static bool open_pipe(struct relay *r)
         return false;
     fcntl(p[1], F_SETPIPE_SZ, (int)CHUNK); /* best effort: fewer wake-ups */
     r->read_fd = p[0], r->child_fd = p[1];
+    /* the hold pipe: tee(2) references the output's pages into it, splice(2)
+     * moves them on to our stderr, and only the copy kept is read */
+    if (pipe2(r->hold, O_CLOEXEC) == 0)
+        fcntl(r->hold[1], F_SETPIPE_SZ, (int)CHUNK);
+    else
+        r->hold[0] = r->hold[1] = -1;
     return true;
 }
 
@@ -102,6 +108,7 @@ void relay_setup(struct relay *r, bool wanted)
 {
     memset(r, 0, sizeof *r);
     r->child_fd = r->read_fd = -1;
+    r->hold[0] = r->hold[1] = -1;
     r->mode = RELAY_OFF;
     int fl = fcntl(2, F_GETFL);
     struct stat st;
@@ -228,10 +235,88 @@ static size_t undo_onlcr(char *buf, size_t n, struct pty_state *ps, char *out)
     return o;
 }
 
+static void drop_hold(struct relay *r)
+{
+    if (r->hold[0] >= 0)
+        close(r->hold[0]), close(r->hold[1]);
+    r->hold[0] = r->hold[1] = -1;
+}
+
+/* Moves the first n bytes of the program's pipe to our stderr: splice(2),
+ * where our stderr takes it (a pipe, a socket, /dev/null), else a read and a
+ * write.  false: our stderr is gone (EPIPE). */
+static bool splice_out(struct relay *r, size_t n, char *tmp)
+{
+    bool can_splice = true;
+    while (n) {
+        ssize_t k = can_splice ? splice(r->read_fd, NULL, 2, NULL, n, SPLICE_F_MOVE) : -1;
+        if (k > 0) {
+            n -= (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && errno == EAGAIN && can_splice) {
+            struct pollfd pf = {2, POLLOUT, 0};
+            poll(&pf, 1, 1000);
+            continue;
+        }
+        if (k < 0 && errno == EPIPE)
+            return false;
+        /* splice refused (EINVAL: this stderr takes no splice) or failed otherwise:
+         * the rest through memory, as any program's write */
+        can_splice = false;
+        ssize_t m = read(r->read_fd, tmp, n < CHUNK / 8 ? n : CHUNK / 8);
+        if (m < 0 && errno == EINTR)
+            continue;
+        if (m <= 0)
+            return true;
+        if (!write_out(tmp, (size_t)m))
+            return false;
+        n -= (size_t)m;
+    }
+    return true;
+}
+
 /* One read.  false: end of the program's output, or passing stopped. */
 static bool pump(struct relay *r, struct pty_state *ps, char *tmp)
 {
     ssize_t n;
+    if (r->mode == RELAY_PIPE && r->hold[0] >= 0 && !r->out_broken) {
+        n = tee(r->read_fd, r->hold[1], CHUNK, SPLICE_F_NONBLOCK);
+        if (n > 0) {
+            if (!splice_out(r, (size_t)n, tmp))
+                r->out_broken = true;
+            /* the kept copy: exactly those n bytes wait in the hold pipe */
+            for (size_t left = (size_t)n; left;) {
+                size_t room = CAPTURE_WINDOW - r->head < left ? CAPTURE_WINDOW - r->head : left;
+                ssize_t k = read(r->hold[0], r->ring + r->head, room);
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0)
+                    break;
+                left -= (size_t)k;
+                r->seen += (unsigned long long)k;
+                r->head = (r->head + (size_t)k) % CAPTURE_WINDOW;
+            }
+            return !r->out_broken;
+        }
+        if (n < 0 && errno == EINVAL)
+            drop_hold(r); /* no tee here: read and write from now on */
+        else if (n < 0 && errno == EAGAIN) {
+            /* nothing to tee (or the hold pipe is full: it never stays so); is it the end? */
+            struct pollfd pf = {r->read_fd, POLLIN, 0};
+            if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP) && !(pf.revents & POLLIN))
+                return false;
+            return true;
+        } else if (n == 0) {
+            return false; /* every writer closed the pipe */
+        } else if (n < 0 && errno != EINTR) {
+            drop_hold(r);
+        }
+        if (r->hold[0] >= 0)
+            return true;
+    }
     if (r->mode == RELAY_PIPE) {
         /* read straight into the ring and write from there: no copy */
         size_t room = CAPTURE_WINDOW - r->head < CHUNK ? CAPTURE_WINDOW - r->head : CHUNK;
@@ -606,6 +691,7 @@ char *relay_save(struct relay *r, const char *dir, pid_t child, double started, 
 
 void relay_free(struct relay *r)
 {
+    drop_hold(r);
     if (r->read_fd >= 0)
         close(r->read_fd);
     if (r->child_fd >= 0)

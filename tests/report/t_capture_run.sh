@@ -35,6 +35,10 @@ check "pipe: the tail is bounded (256 KiB)" test "$(hdr p '.sections[0].bytes')"
 check "pipe: the capture file is private (0600) and named <host>-<pid>.stderr" \
     bash -c "[ \"\$(stat -c %a '$(cap p)')\" = 600 ] && basename '$(cap p)' | grep -qE '^[A-Za-z0-9._-]+-[0-9]+\.stderr$'"
 
+run pn "$P" bytes data 2>/dev/null
+check "/dev/null: the program gets a pipe, the output is still kept" test "$(hdr pn .mode)" = pipe
+check "/dev/null: ... byte for byte" tail_is_end_of pn data
+
 # ---- a file: the program writes to it itself; the tail is read back from it
 run f "$P" bytes data 2> out.file
 check "file: the bytes are in the file unchanged" prefix_is out.file data
