@@ -99,15 +99,25 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     sigemptyset(&sa.sa_mask);
     struct relay rl;
     relay_setup(&rl, o->capture);
+    /* Blocked until the handlers are in place: a signal sent to convguard just
+     * after the fork (the program already running) waits and is passed on,
+     * instead of killing convguard and leaving the program behind. */
+    sigset_t fwd, mask;
+    sigemptyset(&fwd);
+    for (size_t i = 0; i < 4; i++)
+        sigaddset(&fwd, sigs[i]);
+    sigprocmask(SIG_BLOCK, &fwd, &mask);
     *started = now_wall();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         perror("convguard: fork");
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         relay_free(&rl);
         return 127;
     }
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         relay_child(&rl);
         setenv("LD_PRELOAD", pre, 1);
         setenv("CONVGUARD_DIR", o->dir, 1);
@@ -124,6 +134,7 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     child_pid = pid;
     for (size_t i = 0; i < 4; i++)
         sigaction(sigs[i], &sa, &saved[i]);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     int st = relay_wait(&rl, pid); /* passes stderr through while it waits */
     child_pid = 0;
     for (size_t i = 0; i < 4; i++)

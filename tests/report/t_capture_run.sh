@@ -114,6 +114,19 @@ rc=$?
 sleep 0.2
 check "SIGINT to convguard alone: passed on once" bash -c "[ $rc = 5 ] && grep -q 'got SIGINT x1 SIGTERM x0' int.err"
 
+"$CG" run --quiet --dir "$WORK/early" -- sleep 7.31 2>/dev/null &
+cg=$!
+# at once when convguard runs (not earlier: bash would run this script's EXIT trap in the
+# forked shell it kills), before its handlers can be in place
+exe=$(readlink -f "$CG")
+for _ in $(seq 100000); do [ "$(readlink /proc/$cg/exe 2>/dev/null)" = "$exe" ] && break; done
+kill -TERM $cg
+wait $cg
+rc=$?
+sleep 0.2
+check "SIGTERM at once after the launch: passed on, nothing left running (exit $rc)" \
+    bash -c "[ $rc = 143 ] && ! ps -eo args | grep -q '^sleep 7[.]31'"
+
 # ---- programs that close stderr or leave it open behind them
 t0=$(date +%s%N)
 run cl "$P" close 2> >(cat > close.err) > close.out
