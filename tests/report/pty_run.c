@@ -3,10 +3,12 @@
  * as a terminal emulator or `script` would, and records every byte the
  * terminal received.
  *
- *   pty_run [-s ROWSxCOLS] [-r ROWSxCOLS@MS] [-i MS] [-t FILE] -o OUT -- CMD [ARG...]
+ *   pty_run [-s ROWSxCOLS] [-r ROWSxCOLS@MS] [-i MS] [-z MS] [-t FILE] -o OUT -- CMD [ARG...]
  *     -s   the window size at the start (default 24x80)
  *     -r   resize the window after MS milliseconds (SIGWINCH to the foreground group)
  *     -i   type Ctrl-C after MS milliseconds (SIGINT from the terminal)
+ *     -z   type Ctrl-Z after MS milliseconds (SIGTSTP to the foreground process group:
+ *          for job control, run a shell with `set -m` as CMD)
  *     -t   write the milliseconds from the start to CMD's exit into FILE
  *   Exit status: CMD's (128+signal when it was killed).  It waits until every
  *   process holding the terminal has closed it (or 20 s). */
@@ -42,10 +44,10 @@ static int parse_size(const char *s, struct winsize *w)
 int main(int argc, char **argv)
 {
     struct winsize w0 = {24, 80, 0, 0}, w1 = {0, 0, 0, 0};
-    double resize_at = -1, intr_at = -1;
+    double resize_at = -1, intr_at = -1, susp_at = -1;
     const char *out = NULL, *tfile = NULL;
     int c;
-    while ((c = getopt(argc, argv, "+s:r:i:o:t:")) != -1) {
+    while ((c = getopt(argc, argv, "+s:r:i:z:o:t:")) != -1) {
         switch (c) {
         case 's': if (parse_size(optarg, &w0)) return 2; break;
         case 'r':
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
             resize_at = atof(strchr(optarg, '@') + 1);
             break;
         case 'i': intr_at = atof(optarg); break;
+        case 'z': susp_at = atof(optarg); break;
         case 'o': out = optarg; break;
         case 't': tfile = optarg; break;
         default: return 2;
@@ -104,7 +107,14 @@ int main(int argc, char **argv)
                 perror("pty_run: write");
             intr_at = -1;
         }
-        if (!exited && waitpid(pid, &st, WNOHANG) == pid) {
+        if (susp_at >= 0 && t >= susp_at) {
+            if (write(m, "\032", 1) != 1)
+                perror("pty_run: write");
+            susp_at = -1;
+        }
+        int ws;
+        if (!exited && waitpid(pid, &ws, WNOHANG) == pid) {
+            st = ws;
             exited = true;
             if (tfile) {
                 FILE *f = fopen(tfile, "w");

@@ -96,6 +96,13 @@ check "exit status 3 comes back" test $? = 3
 rc=$?
 check "terminal Ctrl-C: the program gets SIGINT once, convguard returns its status (5)" \
     bash -c "[ $rc = 5 ] && tr -d '\r' < int.tty | grep -q 'got SIGINT x1 SIGTERM x0'"
+# job control: Ctrl-Z stops the job (convguard and the program), `fg` continues it, as without convguard
+jobctl() { "$R" -z 400 -o "$1" -- bash --norc -c "set -m; ${*:2}; echo \"after stop \$?\"; fg >/dev/null; echo \"status \$?\""; }
+jobctl z0.tty "$P" trap
+jobctl z1.tty "$CG" run --quiet --dir "$WORK/z" -- "$P" trap
+job_lines() { tr -d '\r' < "$1" | grep -E '^(after stop|got|status)'; }
+check "Ctrl-Z and fg: stopped (148), continued, the program's status (5), as without convguard" \
+    bash -c "diff <($(declare -f job_lines); job_lines z0.tty) <($(declare -f job_lines); job_lines z1.tty) && grep -q 'after stop 148' z1.tty && grep -q 'status 5' z1.tty"
 "$CG" run --quiet --dir "$WORK/s" -- "$P" trap 2> >(cat > term.err) > term.ready &
 cg=$!
 wait_ready term.ready
