@@ -28,7 +28,7 @@ one() {
     null) "$@" 2>/dev/null ;;
     pipe) "$@" 2>&1 >/dev/null | cat >/dev/null ;;
     file) "$@" 2>"$T/out" ;;
-    tty) "$R" -o "$T/out" -- "$@" >/dev/null ;;
+    tty) "$R" -T 600 -o "$T/out" -- "$@" >/dev/null ;;
     esac
     t1=$(now)
     awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.3f", (b-a)/1e9}'

@@ -10,11 +10,13 @@
  *     -z   type Ctrl-Z after MS milliseconds (SIGTSTP to the foreground process group:
  *          for job control, run a shell with `set -m` as CMD)
  *     -t   write the milliseconds from the start to CMD's exit into FILE
+ *     -T   give up after this many seconds (default 20): CMD's process group is killed
  *   Exit status: CMD's (128+signal when it was killed).  It waits until every
- *   process holding the terminal has closed it (or 20 s). */
+ *   process holding the terminal has closed it (or -T). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +48,9 @@ int main(int argc, char **argv)
     struct winsize w0 = {24, 80, 0, 0}, w1 = {0, 0, 0, 0};
     double resize_at = -1, intr_at = -1, susp_at = -1;
     const char *out = NULL, *tfile = NULL;
+    double limit_ms = 20000;
     int c;
-    while ((c = getopt(argc, argv, "+s:r:i:z:o:t:")) != -1) {
+    while ((c = getopt(argc, argv, "+s:r:i:z:o:t:T:")) != -1) {
         switch (c) {
         case 's': if (parse_size(optarg, &w0)) return 2; break;
         case 'r':
@@ -59,6 +62,7 @@ int main(int argc, char **argv)
         case 'z': susp_at = atof(optarg); break;
         case 'o': out = optarg; break;
         case 't': tfile = optarg; break;
+        case 'T': limit_ms = atof(optarg) * 1000; break;
         default: return 2;
         }
     }
@@ -122,8 +126,10 @@ int main(int argc, char **argv)
                     fprintf(f, "%.0f\n", t), fclose(f);
             }
         }
-        if (t > 20000)
+        if (t > limit_ms) { /* nobody would read the terminal any more: its writers would block */
+            kill(-pid, SIGKILL);
             break;
+        }
         struct pollfd pf = {m, POLLIN, 0};
         if (poll(&pf, 1, 20) <= 0)
             continue;
