@@ -197,6 +197,9 @@ extern _Atomic uint64_t cg_events_written, cg_events_dropped;
 /* seq + 1 of the last event that reported a failure (a name ending in
  * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
 extern _Atomic uint64_t cg_last_failure_seq;
+/* Called by cg_ev_end with each failure event before it is written, when set
+ * (drvlog.c sets it once a driver log callback is registered). */
+extern void (*cg_ev_on_failure)(struct cg_ev *e);
 
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */
@@ -303,6 +306,16 @@ const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* > 0 while the shim itself calls the driver on this thread: the messages
+ * those calls cause are counted, not written */
+extern __thread int cg_drvlog_mute;
+/* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
+ * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+const char *cg_drvlog_on_load(const struct cg_obj *o);
+void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
+void cg_drvlog_after_fork(void);
 
 /* ---- graph_report.c: the graph (backend) API layer at exit */
 void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */

@@ -82,6 +82,7 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
     bool have = real && cg_elf_find_obj(real, &d);
     const void *base = have ? (const void *)d.base : NULL;
     uint64_t gen = link_generation();
+    cg_fork_gate_enter(); /* before the lock: a refill walks the link map (forkgate.c) */
     pthread_mutex_lock(&cache_lock);
     if (cache[slot].gen != gen || cache[slot].dispatcher_base != base) {
         char dir[512] = "";
@@ -117,6 +118,7 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
     }
     *out = cache[slot].fns;
     pthread_mutex_unlock(&cache_lock);
+    cg_fork_gate_leave();
 }
 
 int cg_cudnn_slot_of(int hook, const void *real)

@@ -72,6 +72,7 @@ static int add_obj(const struct cg_obj *o, void *arg)
 
 void cg_objsnap_refresh(void)
 {
+    cg_fork_gate_enter(); /* before the lock: the order every gated section keeps (forkgate.c) */
     pthread_mutex_lock(&writer);
     if (!exe[0]) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -92,6 +93,7 @@ void cg_objsnap_refresh(void)
     atomic_store(&published, w);
     atomic_fetch_add(&generation, 1);
     pthread_mutex_unlock(&writer);
+    cg_fork_gate_leave();
 }
 
 uint64_t cg_objsnap_generation(void) { return atomic_load(&generation); }

@@ -52,6 +52,7 @@ typedef int (*rt_free_t)(void *);
 static bool w_cudnn, w_dlopen, w_dlsym, w_mem;
 static void *cudnn;
 static create_t cudnn_create;
+static int (*cudnn_destroy)(void *);
 static mem_alloc_t mem_alloc;
 static mem_free_t mem_free;
 static rt_malloc_t rt_malloc;
@@ -66,7 +67,8 @@ static void *thread_main(void *arg)
         k++;
         if (w_cudnn && cudnn_create && k % 4 == 0) {
             void *h = NULL;
-            cudnn_create(&h);
+            if (cudnn_create(&h) == 0 && cudnn_destroy) /* with a GPU it succeeds */
+                cudnn_destroy(h);
         }
         if (w_dlopen && k % 4 == 1) {
             void *z = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -191,8 +193,10 @@ int main(int argc, char **argv)
     const char *cudnn_name = getenv("CG_CUDNN") ? getenv("CG_CUDNN") : "libcudnn.so.9";
     if (w_cudnn || w_dlsym || strcmp(child, "hooked") == 0) {
         cudnn = dlopen(cudnn_name, RTLD_NOW | RTLD_LOCAL);
-        if (cudnn)
+        if (cudnn) {
             cudnn_create = (create_t)dlsym(cudnn, "cudnnCreate");
+            cudnn_destroy = (int (*)(void *))dlsym(cudnn, "cudnnDestroy");
+        }
     }
     if (w_mem) {
         void *drv = getenv("CG_DRV") ? dlopen(getenv("CG_DRV"), RTLD_NOW | RTLD_LOCAL) : NULL;
