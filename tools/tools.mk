@@ -31,3 +31,8 @@ $(BUILD)/report/pty_run: tests/report/pty_run.c | $(BUILD)/report
 $(BUILD)/report/stderr_probe: tests/report/stderr_probe.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $<
 TEST_DEPS += $(BUILD)/report/pty_run $(BUILD)/report/stderr_probe
+
+# `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
+.PHONY: accuracy
+accuracy: $(BUILD)/convguard
+	bash tests/report/accuracy.sh

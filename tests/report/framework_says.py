@@ -46,7 +46,7 @@ SCENARIOS = {
     "tf_cuinit": ("tf", {"nodriver": "1"},
                   [GLOG + "cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: "
                    "UNKNOWN ERROR (303)"], None, None),
-    "tf_cudnn_handle": ("tf", {"CGTEST_TF_PREALLOC_MB": "1012"},
+    "tf_cudnn_handle": ("tf", {"CGTEST_TF_PREALLOC_MB": "1018"},
                         [GLOG + "cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR"],
                         "tensorflow.python.framework.errors_impl.UnknownError",
                         "Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, "

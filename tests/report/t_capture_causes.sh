@@ -13,13 +13,13 @@ PY=$(python3 -c 'import sys; print(sys.executable)')
 # scenario: the rule named first, a word of its cause
 declare -A WANT=(
     [torch_no_engine]="conv_no_algorithm:every candidate"
-    [torch_no_valid_algo]="conv_workspace_exceeds_free:needs a workspace of at least"
+    [torch_no_valid_algo]="lookup_workspace:the smallest, IMPLICIT_GEMM, needs a 32 MiB workspace, but only 16 MiB"
     [torch_cudnn_status]="handle_no_driver:no NVIDIA driver"
-    [torch_oom]="alloc_failed:cudaMalloc of 512 MiB failed"
+    [torch_oom]="lookup_workspace:which needs a 512 MiB workspace, but only 16 MiB"
     [torch_oom_limit]="pool_exhausted:PyTorch reports out of memory but no GPU allocation of this process failed"
     [tf_conv_algo]="handle_out_of_memory:only 4 MiB of 1.0 GiB"
     [tf_cuinit]="handle_no_driver:no NVIDIA driver"
-    [tf_cudnn_handle]="own_pool_took_memory:this process holds"
+    [tf_cudnn_handle]="own_pool_took_memory:this process holds 1018 MiB in one allocation"
     [tf_dnn_not_found]="load_cudnn_sublib_failed:libcudnn_cnn_infer.so.8"
     [jax_dnn_init]="own_pool_took_memory:this process holds"
     [jax_resource_exhausted]="pool_exhausted:JAX/XLA reports out of memory but no GPU allocation of this process failed"
