@@ -67,10 +67,6 @@ void capture_json(json_t *report, struct trace_set *s);
 /* Rule patterns with conjunctions (rules.def): `clause&clause&!clause`. */
 bool rule_pattern_match(const char *pattern, json_t *ev, json_t *events);
 
-/* match functions of rules.def rows that read captured lines */
-bool m_pool_exhausted(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-
 /* ---- the line scanner, shared by both sides */
 /* One line with its rank prefix taken off: torchrun's `[rank3]:` / `[3]:` (global
  * rank) and `[default0]:` (role + local rank), srun --label's `3: `.  Sets

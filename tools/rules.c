@@ -3,7 +3,6 @@
  * A match function gets the process (s->t[ti]) and the event the rule's
  * pattern matched (NULL for rules without a pattern); it says whether the
  * rule applies and adds the facts its texts need to `vars`. */
-#include "capture.h" /* match functions of the rules that read captured stderr */
 #include "rules.h"
 
 static json_t *events_of(struct trace_set *s, size_t ti) { return s->t[ti].events; }

@@ -3,6 +3,7 @@
  * The shim is found next to this binary (build/) or in ../lib (the installed
  * layout), so no path has to be configured.  Settings travel as the
  * CONVGUARD_* variables the shim reads. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -80,6 +81,26 @@ static void set_mb(const char *name, long long mb)
     }
 }
 
+/* A trace file written since the launch (the shim creates one only for a
+ * process that touched a CUDA library). */
+static bool traced_since(const char *dir, double since)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool found = false;
+    while (d && !found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        struct stat st;
+        char *p = xasprintf("%s/%s", dir, e->d_name);
+        found = n > 6 && strcmp(e->d_name + n - 6, ".jsonl") == 0 && stat(p, &st) == 0 &&
+                (double)st.st_mtime >= (double)(long long)since;
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* dir must exist; returns the program's status, 128+signal, or 127 when it
  * could not be started. */
 int run_traced(const struct run_opts *o, char **argv, double *started)
@@ -142,7 +163,8 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     free(pre);
     free(shim);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
-    free(relay_save(&rl, o->dir, pid, *started, now_wall(), rc));
+    if (traced_since(o->dir, *started)) /* no trace of this run: its output has nothing to explain */
+        free(relay_save(&rl, o->dir, pid, *started, now_wall(), rc));
     relay_free(&rl);
     return rc;
 }

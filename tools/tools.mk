@@ -29,7 +29,7 @@ TEST_DEPS += $(BUILD)/report/cuda_client
 $(BUILD)/report/pty_run: tests/report/pty_run.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $<
 $(BUILD)/report/stderr_probe: tests/report/stderr_probe.c | $(BUILD)/report
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/report/pty_run $(BUILD)/report/stderr_probe
 
 # `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)

@@ -9,7 +9,10 @@
  *   daemon        a child that leaves the session keeps stderr and writes to it
  *                 2 s later; the program itself exits 0 at once
  *   kill SIG      dies of signal SIG
- *   trap          waits (5 s at most) for SIGINT/SIGTERM, counts them, exits 5 */
+ *   trap          waits (5 s at most) for SIGINT/SIGTERM, counts them, exits 5
+ * PROBE_DLOPEN=FILE: dlopen()s FILE first (a stand-in libcudart.so.13), so that the
+ * shim writes a trace file and `convguard run` keeps the capture beside it. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -69,6 +72,8 @@ static void sleep_ms(long ms)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (getenv("PROBE_DLOPEN") && !dlopen(getenv("PROBE_DLOPEN"), RTLD_NOW))
+        fprintf(stderr, "stderr_probe: %s\n", dlerror());
     if (!strcmp(mode, "tty")) {
         for (int fd = 0; fd < 3; fd++)
             printf("fd%d %s isatty=%d\n", fd, kind(fd), isatty(fd));

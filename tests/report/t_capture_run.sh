@@ -10,6 +10,10 @@ P=$BUILD_DIR/report/stderr_probe
 R=$BUILD_DIR/report/pty_run
 [ -x "$P" ] && [ -x "$R" ] || skip_all "test programs missing (make test builds them)"
 cd "$WORK"
+# a stand-in libcudart.so.13 for the probe to load: the shim writes a trace, so the capture is kept
+mkdir -p "$WORK/fake"
+cp "$(ldconfig -p | sed -n 's/.*libm\.so\.6 (libc6,x86-64) => //p' | head -1)" "$WORK/fake/libcudart.so.13"
+export PROBE_DLOPEN=$WORK/fake/libcudart.so.13
 run() { "$CG" run --quiet --dir "$WORK/$1" -- "${@:2}"; } # DIR CMD...: traces and capture in DIR
 cap() { ls "$WORK/$1"/*.stderr 2>/dev/null; }              # the capture file of DIR
 hdr() { head -1 "$(cap "$1")" | jq -r "$2"; }               # a header field
@@ -32,6 +36,8 @@ check "pipe: the bytes pass through unchanged" prefix_is out.pipe data
 check "pipe: the capture says pipe and counts every byte" test "$(hdr p '.mode + " " + (.bytes|tostring)')" = "pipe $(stat -c%s data)"
 check "pipe: the kept tail is the end of the output, byte for byte" tail_is_end_of p data
 check "pipe: the tail is bounded (256 KiB)" test "$(hdr p '.sections[0].bytes')" -le 262144
+check "a run that leaves no trace (no CUDA library): no capture either" \
+    bash -c "PROBE_DLOPEN= '$CG' run --quiet --dir '$WORK/none' -- '$P' close 2>/dev/null >/dev/null; ! ls '$WORK/none'/*.stderr"
 check "pipe: the capture file is private (0600) and named <host>-<pid>.stderr" \
     bash -c "[ \"\$(stat -c %a '$(cap p)')\" = 600 ] && basename '$(cap p)' | grep -qE '^[A-Za-z0-9._-]+-[0-9]+\.stderr$'"
 
@@ -71,6 +77,7 @@ check "file: fd 2 is the file itself (not a pipe)" \
 check "terminal: a resize reaches the program's stderr (24x80, then 50x132)" \
     bash -c "tr -d '\r' < winch.tty | grep -E '^size' | tr '\n' ' ' | grep -qx 'size 24x80 size 50x132 '"
 "$CG" run --quiet --no-capture --dir "$WORK/n" -- "$P" tty 2>n.err > n.out
+check "(the probe leaves a trace)" bash -c "ls '$WORK/n'/*.jsonl"
 check "--no-capture: no capture file, the program gets convguard's own stderr" \
     bash -c "! ls '$WORK/n'/*.stderr 2>/dev/null && grep -qx 'fd2 file isatty=0' n.out"
 "$CG" run --quiet --dir "$WORK/c" -- "$P" tty 2>&- > c.out
