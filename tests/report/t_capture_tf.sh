@@ -1,13 +1,15 @@
-# t_capture_tf.sh - real TensorFlow (2.21, in the venv $TF_VENV, default
-# /opt/tfvenv) under `convguard run` on a machine without an NVIDIA driver: the
+# t_capture_tf.sh - real TensorFlow (2.21, in the venv $TF_VENV, else /opt/tfvenv or
+# the build/tfvenv `make test-tf` makes; also run by make test-tf) under
+# `convguard run` on a machine without an NVIDIA driver: the
 # report quotes TensorFlow's own "failed call to cuInit" line, as TensorFlow
 # printed it, and names the missing driver.
 source "$(dirname "$0")/../lib.sh"
 CG=$BUILD_DIR/convguard
-VENV=${TF_VENV:-/opt/tfvenv}
+VENV=${TF_VENV:-}
+[ -n "$VENV" ] || for v in /opt/tfvenv "$ROOT/build/tfvenv"; do [ -x "$v/bin/python" ] && VENV=$v && break; done
 PY=$VENV/bin/python
 [ -x "$PY" ] && "$PY" -c 'import tensorflow' >/dev/null 2>&1 ||
-    skip_all "no TensorFlow in $VENV (set TF_VENV to a venv with tensorflow==2.21.0; make test-tf makes one)"
+    skip_all "no TensorFlow in ${VENV:-/opt/tfvenv or build/tfvenv} (set TF_VENV to a venv with tensorflow==2.21.0; make test-tf makes one)"
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
     skip_all "this machine has an NVIDIA driver: TensorFlow's cuInit does not fail here"
 fi
