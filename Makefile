@@ -43,11 +43,13 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 include tests/unit/unit.mk
 -include tests/robust.mk
 -include bench/bench.mk
+-include packaging/packaging.mk
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/libconvguard.so $(DESTDIR)$(PREFIX)/lib/libconvguard.so
 	install -m 0755 $(BUILD)/convguard $(DESTDIR)$(PREFIX)/bin/convguard
+	install -m 0644 docs/convguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/convguard.1
 
 clean:
 	rm -rf $(BUILD)
@@ -55,5 +57,6 @@ clean:
 test: all $(TEST_DEPS)
 	tests/run.sh
 
-demo: all doubles clients
+# the NVML double: the report names the process holding the GPU's memory
+demo: all doubles clients $(CGT_NVML)
 	examples/demo.sh

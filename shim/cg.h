@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "cudefs.h"
 
@@ -18,6 +20,9 @@
 #define CG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CG_UNPAREN(...) __VA_ARGS__
+/* The calling thread's id.  gettid() is glibc 2.30's; the system call works on
+ * every glibc (the portable build targets 2.17) and in a signal handler. */
+static inline pid_t cg_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 /* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
  * m re-initialised (shim.c), so that it never inherits it locked by a thread
  * that does not exist in the child, whatever the other threads were doing. */

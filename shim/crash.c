@@ -342,7 +342,7 @@ static void send_again_default(int sig, siginfo_t *si)
     sigaction(sig, &dfl, NULL);
     /* The signal is blocked until this handler returns; it is then
      * delivered with the default action: same status, same core. */
-    pid_t pid = getpid(), tid = gettid();
+    pid_t pid = getpid(), tid = cg_gettid();
     if (!si || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
         syscall(SYS_tgkill, pid, tid, sig);
 }

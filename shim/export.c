@@ -69,11 +69,23 @@ struct cg_counter cg_count[CG_NHOOKS];
         return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                               \
     }
 
+/* The version goes on the entry with gcc's symver attribute (gcc >= 10; it
+ * survives LTO); clang has no such attribute and takes the assembler's
+ * .symver instead (zig cc: the portable build of packaging/). */
+#if defined(__clang__)
+#define CG_SYMVER(fn, sym)
+#define CG_SYMVER_ASM(fn, sym) __asm__(".symver " #fn ", " sym);
+#else
+#define CG_SYMVER(fn, sym) __attribute__((symver(sym)))
+#define CG_SYMVER_ASM(fn, sym)
+#endif
+
 /* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
 #define CG_VENTRY(slot, tag, ver, fam, ret, name, params, args)                                               \
     CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                                                  \
-    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_ENTRY_BODY(slot, fam, ret, name, args, tag##_##name)
+    __attribute__((visibility("default"))) CG_SYMVER(cg_x_##tag##_##name, #name "@" ver)                     \
+    ret cg_x_##tag##_##name params CG_ENTRY_BODY(slot, fam, ret, name, args, tag##_##name)                    \
+    CG_SYMVER_ASM(cg_x_##tag##_##name, #name "@" ver)
 
 #define CG_ENTRIES_CUDNN(ret, name, params, args)                                                             \
     CG_VENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args)                       \
@@ -110,8 +122,9 @@ struct cg_counter cg_count[CG_NHOOKS];
     }
 #define CG_XVENTRY(slot, tag, ver, fam, ret, name, params, args, regs, stack)                                 \
     CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                             \
-    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, tag##_##name)
+    __attribute__((visibility("default"))) CG_SYMVER(cg_x_##tag##_##name, #name "@" ver)                     \
+    ret cg_x_##tag##_##name params CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, tag##_##name)        \
+    CG_SYMVER_ASM(cg_x_##tag##_##name, #name "@" ver)
 #define CG_XENTRIES_CUDNN(ret, name, params, args, regs, stack)                                               \
     CG_XVENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args, regs, stack)         \
     CG_XVENTRY(CG_SLOT_CUDNN8, cudnn8, "libcudnn.so.8", CUDNN, ret, name, params, args, regs, stack)

@@ -1,0 +1,68 @@
+"""Builds the convguard wheel: `make portable` (packaging/packaging.mk) makes
+libconvguard.so and the convguard command with zig cc for glibc 2.17; they go
+into the package as convguard/_bin/, side by side (the command finds the shim
+next to itself).  The wheel holds no Python extension: its tag says which
+Linux it runs on (py3-none-manylinux_2_17_<arch>), checked by auditwheel in
+packaging/test-wheel.sh.
+
+CONVGUARD_ARCH=aarch64 cross-builds for aarch64."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.bdist_wheel import bdist_wheel
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARCH = os.environ.get("CONVGUARD_ARCH", "x86_64")
+if ARCH not in ("x86_64", "aarch64"):
+    sys.exit("convguard: CONVGUARD_ARCH must be x86_64 or aarch64, not %r" % ARCH)
+PORTABLE = "build-portable" if ARCH == "x86_64" else "build-portable-" + ARCH
+SHIPPED = ("convguard", "libconvguard.so")
+
+
+def makefile_version():
+    """The one version number: the Makefile's VERSION."""
+    with open(os.path.join(HERE, "Makefile")) as f:
+        m = re.search(r"^VERSION\s*:?=\s*(\S+)", f.read(), re.M)
+    if not m:
+        sys.exit("convguard: no VERSION in Makefile")
+    return m.group(1)
+
+
+class BuildWithMake(build_py):
+    """build_py, plus the binaries made by make, into convguard/_bin/."""
+
+    def run(self):
+        super().run()
+        jobs = str(os.cpu_count() or 1)
+        cmd = ["make", "-j" + jobs, "portable", "PYTHON=" + sys.executable, "PORTABLE_ARCH=" + ARCH]
+        self.announce(" ".join(cmd), level=2)
+        subprocess.check_call(cmd, cwd=HERE)
+        dest = os.path.join(self.build_lib, "convguard", "_bin")
+        os.makedirs(dest, exist_ok=True)
+        for name in SHIPPED:
+            shutil.copy2(os.path.join(HERE, PORTABLE, name), os.path.join(dest, name))
+            os.chmod(os.path.join(dest, name), 0o755)
+
+
+class PlatformWheel(bdist_wheel):
+    """No Python ABI, one platform: the binaries' glibc floor and machine."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.root_is_pure = False
+
+    def get_tag(self):
+        return "py3", "none", "manylinux_2_17_%s.manylinux2014_%s" % (ARCH, ARCH)
+
+
+setup(
+    version=makefile_version(),
+    cmdclass={"build_py": BuildWithMake, "bdist_wheel": PlatformWheel},
+    # man finds share/man next to a bin/ on PATH (a venv's too)
+    data_files=[("share/man/man1", ["docs/convguard.1"])],
+)
