@@ -4,7 +4,10 @@
 #   - no undefined symbol is unversioned unless weak: one glibc added later
 #     (gettid is 2.30's) would link against a newer glibc's headers without a
 #     version and fail at load time ("undefined symbol") on an older one;
-#   - it needs no libjansson (the CLI links it statically).
+#   - it needs no libjansson (the CLI links it statically);
+#   - libconvguard.so needs libc.so.6 and the dynamic loader alone: a
+#     libpthread.so.0 or libdl.so.2 (real before glibc 2.34, stubs since) would
+#     be one more library in every program it is preloaded into.
 # Prints one line per file (the highest version found); exit 1 on any failure.
 set -u
 max=$1
@@ -34,6 +37,13 @@ for f in "$@"; do
     if objdump -p "$f" | grep -q 'NEEDED *libjansson'; then
         echo "check-glibc: $f: needs libjansson at run time (link it statically)"
         rc=1
+    fi
+    if [ "$(basename "$f")" = libconvguard.so ]; then
+        extra=$(objdump -p "$f" | awk '$1 == "NEEDED" && $2 != "libc.so.6" && $2 !~ /^ld-linux/ { print $2 }' | tr '\n' ' ')
+        if [ -n "$extra" ]; then
+            echo "check-glibc: $f: a preloaded library that needs more than libc: $extra"
+            rc=1
+        fi
     fi
     echo "check-glibc: $f: highest GLIBC_$highest (limit $max)"
 done

@@ -23,6 +23,17 @@
 /* The calling thread's id.  gettid() is glibc 2.30's; the system call works on
  * every glibc (the portable build targets 2.17) and in a signal handler. */
 static inline pid_t cg_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+/* pthread_atfork without libpthread.so.0: before glibc 2.34 pthread_atfork,
+ * pthread_sigmask, pthread_mutex_trylock and the mutexattr calls live there,
+ * and a shim that needed it would add a library to a program that has none
+ * (on 2.34+ libpthread.so.0 is an empty stub).  libc's __register_atfork is
+ * what glibc's own pthread_atfork stub calls, on every version. */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
+extern void *__dso_handle __attribute__((visibility("hidden")));
+static inline int cg_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    return __register_atfork(prepare, parent, child, __dso_handle);
+}
 /* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
  * m re-initialised (shim.c), so that it never inherits it locked by a thread
  * that does not exist in the child, whatever the other threads were doing. */

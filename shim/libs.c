@@ -482,14 +482,11 @@ static void fork_prepare(void) { pthread_mutex_lock(&lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void)
 {
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&lock, &a);
-    pthread_mutexattr_destroy(&a);
+    static const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP; /* no mutexattr: cg_atfork */
+    memcpy(&lock, &fresh, sizeof lock);
 }
 
-void cg_libs_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+void cg_libs_init(void) { cg_atfork(fork_prepare, fork_parent, fork_child); }
 
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {

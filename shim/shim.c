@@ -240,7 +240,7 @@ void cg_shim_init(void)
     cg_real_promote();
     cg_crash_install();
     start_event(0);
-    pthread_atfork(NULL, NULL, after_fork_child);
+    cg_atfork(NULL, NULL, after_fork_child);
     cg_loader_scan("(startup)");
     errno = saved;
 }
