@@ -15,6 +15,7 @@ import sys
 from setuptools import setup
 from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARCH = os.environ.get("CONVGUARD_ARCH", "x86_64")
@@ -49,12 +50,16 @@ class BuildWithMake(build_py):
             os.chmod(os.path.join(dest, name), 0o755)
 
 
+class NativeDistribution(Distribution):
+    """Native files inside: the package goes to platlib (auditwheel checks
+    the ELF files there), although no Python extension is built."""
+
+    def has_ext_modules(self):
+        return True
+
+
 class PlatformWheel(bdist_wheel):
     """No Python ABI, one platform: the binaries' glibc floor and machine."""
-
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
 
     def get_tag(self):
         return "py3", "none", "manylinux_2_17_%s.manylinux2014_%s" % (ARCH, ARCH)
@@ -62,6 +67,9 @@ class PlatformWheel(bdist_wheel):
 
 setup(
     version=makefile_version(),
+    distclass=NativeDistribution,
+    # beside make's trees, not in build/ (make's own)
+    options={"build": {"build_base": PORTABLE + "/setuptools"}},
     cmdclass={"build_py": BuildWithMake, "bdist_wheel": PlatformWheel},
     # man finds share/man next to a bin/ on PATH (a venv's too)
     data_files=[("share/man/man1", ["docs/convguard.1"])],

@@ -8,20 +8,22 @@
 #   make test-wheel      the wheel: auditwheel, a fresh venv, the installed command (packaging/test-wheel.sh)
 #   make wheel-aarch64 / test-wheel-aarch64   the same, cross-built for aarch64 (qemu-user runs it)
 #
-# zig comes from PyPI (ziglang); the version is the one pyproject.toml builds
-# the wheel with.  PYTHON: an interpreter that has ziglang (setup.py passes
-# its own); otherwise build/pytools, a venv made here, provides it.
+#   make test-tf-wheel   i13's `make test-tf` (real TensorFlow) with the pip-installed command
+#
+# zig comes from PyPI (ziglang), the version pyproject.toml builds the wheel
+# with: build/pytools, a venv made here, holds it with auditwheel; setup.py
+# passes PYTHON, its build environment's interpreter, which has its own.
 PORTABLE_ARCH ?= x86_64
 PORTABLE      := build-portable$(if $(filter-out x86_64,$(PORTABLE_ARCH)),-$(PORTABLE_ARCH))
 ZIG_TARGET    := $(PORTABLE_ARCH)-linux-gnu.2.17
 PYTOOLS       := $(BUILD)/pytools
 ZIGLANG_REQ   := $(shell sed -n 's/^ *"\(ziglang[^"]*\)".*/\1/p' pyproject.toml 2>/dev/null)
-PYTHON        ?= $(if $(shell python3 -c 'import ziglang' 2>/dev/null && echo y),python3,$(PYTOOLS)/bin/python)
-# evaluated once, when first used
-ZIG = $(eval ZIG := $(shell $(PYTHON) -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null))$(ZIG)
+PYTHON        ?= $(PYTOOLS)/bin/python
+WHEEL_VENV    := $(BUILD)/wheel-venv
+ZIG_OF_PYTHON := -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))'
 # clang warns that a nonnull parameter tested for NULL is always true; the
 # shim tests them anyway (after LAUNDER, loader.c): callers do pass NULL.
-PORTABLE_CC = $(ZIG) cc -target $(ZIG_TARGET) -Wno-pointer-bool-conversion
+PORTABLE_WARN := -Wno-pointer-bool-conversion
 # No -g: the wheel's binaries; the tests run the same ones.
 PORTABLE_CFLAGS := -O2
 
@@ -37,12 +39,19 @@ PORTABLE_JANSSON_H := $(PORTABLE_JANSSON_ROOT)/usr/include/jansson.h
 # with gcc); they are copied to $(PORTABLE)/, the tree the tests run against.
 PORTABLE_ZIG  := $(PORTABLE)/zig
 PORTABLE_BINS := $(PORTABLE)/libconvguard.so $(PORTABLE)/convguard
-PORTABLE_MAKE = $(MAKE) BUILD=$(PORTABLE_ZIG) CC="$(PORTABLE_CC)" CFLAGS="$(PORTABLE_CFLAGS)" LTO=-flto \
+PORTABLE_MAKE = $(MAKE) BUILD=$(PORTABLE_ZIG) CFLAGS="$(PORTABLE_CFLAGS)" LTO=-flto \
 	JANSSON_DIR= JANSSON_CFLAGS=-I$(CURDIR)/$(PORTABLE)/jansson JANSSON_LIBS=$(PORTABLE_JANSSON_A)
 
-.PHONY: portable test-portable portable-zig wheel test-wheel pytools wheel-aarch64 test-wheel-aarch64 clean-packaging
-portable: portable-zig $(PORTABLE)/jansson/jansson.h
-	+$(PORTABLE_MAKE) $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard
+.PHONY: portable test-portable wheel test-wheel test-tf-wheel pytools wheel-aarch64 test-wheel-aarch64 clean-packaging
+# A tree built by another zig (or for other flags) is built again.
+portable: $(if $(filter $(PYTOOLS)/bin/python,$(PYTHON)),pytools) $(PORTABLE)/jansson/jansson.h
+	@zig=$$($(PYTHON) $(ZIG_OF_PYTHON) 2>/dev/null); \
+	if [ -z "$$zig" ]; then echo "packaging: $(PYTHON) has no ziglang: pip install '$(ZIGLANG_REQ)' (or leave PYTHON unset)"; exit 1; fi; \
+	id="zig $$($$zig version) $(ZIG_TARGET) $(PORTABLE_CFLAGS)"; \
+	if [ "$$(cat $(PORTABLE_ZIG)/.toolchain 2>/dev/null)" != "$$id" ]; then \
+	    rm -rf $(PORTABLE_ZIG); mkdir -p $(PORTABLE_ZIG); echo "$$id" > $(PORTABLE_ZIG)/.toolchain; fi; \
+	echo "packaging: $$id"; \
+	$(PORTABLE_MAKE) CC="$$zig cc -target $(ZIG_TARGET) $(PORTABLE_WARN)" $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard
 	cp -p $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard $(PORTABLE)/
 	packaging/check-glibc.sh 2.17 $(PORTABLE_BINS)
 # The test programs and doubles are the suite's own, built by $(CC) as for
@@ -51,12 +60,6 @@ portable: portable-zig $(PORTABLE)/jansson/jansson.h
 test-portable: portable
 	+$(MAKE) BUILD=$(PORTABLE) $(addprefix -o ,$(PORTABLE_BINS)) test-deps
 	CG_BUILD=$(CURDIR)/$(PORTABLE) tests/run.sh
-
-portable-zig:
-	@if [ -z "$(ZIG)" ]; then \
-	    if [ "$(PYTHON)" = "$(PYTOOLS)/bin/python" ]; then $(MAKE) --no-print-directory pytools; \
-	    else echo "packaging: $(PYTHON) has no ziglang: pip install '$(ZIGLANG_REQ)' (or make pytools)"; exit 1; fi; \
-	fi
 
 $(PORTABLE)/jansson/jansson.h:
 	@if [ ! -e $(PORTABLE_JANSSON_H) ] || [ ! -e $(PORTABLE_JANSSON_A) ]; then \
@@ -81,7 +84,11 @@ wheel: pytools
 	CONVGUARD_ARCH=$(PORTABLE_ARCH) $(PYTOOLS)/bin/pip wheel -q --disable-pip-version-check --no-deps -w dist .
 	@ls -l dist/convguard-*$(PORTABLE_ARCH).whl
 test-wheel: wheel
-	PYTHON=$(PYTOOLS)/bin/python ARCH=$(PORTABLE_ARCH) packaging/test-wheel.sh dist/convguard-$(VERSION)-*$(PORTABLE_ARCH).whl
+	PYTHON=$(PYTOOLS)/bin/python ARCH=$(PORTABLE_ARCH) VENV=$(CURDIR)/$(WHEEL_VENV) \
+	    packaging/test-wheel.sh dist/convguard-$(VERSION)-*$(PORTABLE_ARCH).whl
+# CONVGUARD_BIN: the command test-tf runs (default build/convguard)
+test-tf-wheel: test-wheel
+	+$(MAKE) test-tf CONVGUARD_BIN=$(CURDIR)/$(WHEEL_VENV)/bin/convguard
 wheel-aarch64 test-wheel-aarch64:
 	+$(MAKE) PORTABLE_ARCH=aarch64 $(@:-aarch64=)
 clean: clean-packaging
