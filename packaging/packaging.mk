@@ -13,6 +13,8 @@
 # zig comes from PyPI (ziglang), the version pyproject.toml builds the wheel
 # with: build/pytools, a venv made here, holds it with auditwheel; setup.py
 # passes PYTHON, its build environment's interpreter, which has its own.
+include packaging/needs.mk
+
 PORTABLE_ARCH ?= x86_64
 PORTABLE      := build-portable$(if $(filter-out x86_64,$(PORTABLE_ARCH)),-$(PORTABLE_ARCH))
 ZIG_TARGET    := $(PORTABLE_ARCH)-linux-gnu.2.17
@@ -39,7 +41,7 @@ PORTABLE_JANSSON_H := $(PORTABLE_JANSSON_ROOT)/usr/include/jansson.h
 # with gcc); they are copied to $(PORTABLE)/, the tree the tests run against.
 PORTABLE_ZIG  := $(PORTABLE)/zig
 PORTABLE_BINS := $(PORTABLE)/libconvguard.so $(PORTABLE)/convguard
-PORTABLE_MAKE = $(MAKE) BUILD=$(PORTABLE_ZIG) CFLAGS="$(PORTABLE_CFLAGS)" LTO=-flto \
+PORTABLE_MAKE = $(MAKE) NEEDS_CHECK=0 BUILD=$(PORTABLE_ZIG) CFLAGS="$(PORTABLE_CFLAGS)" LTO=-flto \
 	JANSSON_DIR= JANSSON_CFLAGS=-I$(CURDIR)/$(PORTABLE)/jansson JANSSON_LIBS=$(PORTABLE_JANSSON_A)
 
 .PHONY: portable test-portable wheel test-wheel test-tf-wheel pytools wheel-aarch64 test-wheel-aarch64 clean-packaging
@@ -58,7 +60,7 @@ portable: $(if $(filter $(PYTOOLS)/bin/python,$(PYTHON)),pytools) $(PORTABLE)/ja
 # `make test` (zig's linker lacks -Bsymbolic-functions, and they are not
 # shipped); -o keeps make from rebuilding the shipped two with $(CC).
 test-portable: portable
-	+$(MAKE) BUILD=$(PORTABLE) $(addprefix -o ,$(PORTABLE_BINS)) test-deps
+	+$(MAKE) NEEDS_CHECK=0 BUILD=$(PORTABLE) $(addprefix -o ,$(PORTABLE_BINS)) test-deps
 	CG_BUILD=$(CURDIR)/$(PORTABLE) tests/run.sh
 
 $(PORTABLE)/jansson/jansson.h:
