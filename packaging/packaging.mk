@@ -25,7 +25,9 @@ WHEEL_VENV    := $(BUILD)/wheel-venv
 ZIG_OF_PYTHON := -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))'
 # clang warns that a nonnull parameter tested for NULL is always true; the
 # shim tests them anyway (after LAUNDER, loader.c): callers do pass NULL.
-PORTABLE_WARN := -Wno-pointer-bool-conversion
+# --strip-debug: Debian's libjansson.a carries debug info (1 MB of the CLI
+# on arm64); zig ignores -Wl, flags when it only compiles.
+PORTABLE_FLAGS := -Wno-pointer-bool-conversion -Wl,--strip-debug
 # No -g: the wheel's binaries; the tests run the same ones.
 PORTABLE_CFLAGS := -O2
 
@@ -33,7 +35,9 @@ PORTABLE_CFLAGS := -O2
 # JANSSON_DIR); its headers alone are copied, so that zig sees no other
 # header of /usr/include.
 PORTABLE_MULTIARCH := $(PORTABLE_ARCH)-linux-gnu
-PORTABLE_JANSSON_ROOT := $(if $(JANSSON_DIR),$(JANSSON_DIR),)
+PORTABLE_DEB_ARCH := $(if $(filter aarch64,$(PORTABLE_ARCH)),arm64,amd64)
+# Cross builds take the other machine's package, fetched by apt-get (packaging/fetch-deb.sh).
+PORTABLE_JANSSON_ROOT := $(or $(JANSSON_DIR),$(if $(filter-out x86_64,$(PORTABLE_ARCH)),$(CURDIR)/$(PORTABLE)/deb))
 PORTABLE_JANSSON_A := $(PORTABLE_JANSSON_ROOT)/usr/lib/$(PORTABLE_MULTIARCH)/libjansson.a
 PORTABLE_JANSSON_H := $(PORTABLE_JANSSON_ROOT)/usr/include/jansson.h
 
@@ -49,11 +53,11 @@ PORTABLE_MAKE = $(MAKE) NEEDS_CHECK=0 BUILD=$(PORTABLE_ZIG) CFLAGS="$(PORTABLE_C
 portable: $(if $(filter $(PYTOOLS)/bin/python,$(PYTHON)),pytools) $(PORTABLE)/jansson/jansson.h
 	@zig=$$($(PYTHON) $(ZIG_OF_PYTHON) 2>/dev/null); \
 	if [ -z "$$zig" ]; then echo "packaging: $(PYTHON) has no ziglang: pip install '$(ZIGLANG_REQ)' (or leave PYTHON unset)"; exit 1; fi; \
-	id="zig $$($$zig version) $(ZIG_TARGET) $(PORTABLE_CFLAGS)"; \
+	id="zig $$($$zig version) $(ZIG_TARGET) $(PORTABLE_FLAGS) $(PORTABLE_CFLAGS)"; \
 	if [ "$$(cat $(PORTABLE_ZIG)/.toolchain 2>/dev/null)" != "$$id" ]; then \
 	    rm -rf $(PORTABLE_ZIG); mkdir -p $(PORTABLE_ZIG); echo "$$id" > $(PORTABLE_ZIG)/.toolchain; fi; \
 	echo "packaging: $$id"; \
-	$(PORTABLE_MAKE) CC="$$zig cc -target $(ZIG_TARGET) $(PORTABLE_WARN)" $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard
+	$(PORTABLE_MAKE) CC="$$zig cc -target $(ZIG_TARGET) $(PORTABLE_FLAGS)" $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard
 	cp -p $(PORTABLE_ZIG)/libconvguard.so $(PORTABLE_ZIG)/convguard $(PORTABLE)/
 	packaging/check-glibc.sh 2.17 $(PORTABLE_BINS)
 # The test programs and doubles are the suite's own, built by $(CC) as for
@@ -63,11 +67,16 @@ test-portable: portable
 	+$(MAKE) NEEDS_CHECK=0 BUILD=$(PORTABLE) $(addprefix -o ,$(PORTABLE_BINS)) test-deps
 	CG_BUILD=$(CURDIR)/$(PORTABLE) tests/run.sh
 
+ifeq ($(JANSSON_DIR)$(filter x86_64,$(PORTABLE_ARCH)),)
+$(PORTABLE)/jansson/jansson.h: | $(PORTABLE_JANSSON_A)
+$(PORTABLE_JANSSON_A):
+	packaging/fetch-deb.sh $(PORTABLE_DEB_ARCH) $(PORTABLE_JANSSON_ROOT) libjansson-dev
+endif
 $(PORTABLE)/jansson/jansson.h:
 	@if [ ! -e $(PORTABLE_JANSSON_H) ] || [ ! -e $(PORTABLE_JANSSON_A) ]; then \
 	    echo "packaging: the portable CLI links Debian's static jansson: $(PORTABLE_JANSSON_A) is missing."; \
-	    echo "  as root:      apt-get install libjansson-dev$(if $(filter-out x86_64,$(PORTABLE_ARCH)),:arm64)"; \
-	    echo "  without root: apt-get download libjansson-dev$(if $(filter-out x86_64,$(PORTABLE_ARCH)),:arm64) && dpkg -x libjansson-dev_*.deb DIR, then JANSSON_DIR=DIR"; \
+	    echo "  as root:      apt-get install libjansson-dev"; \
+	    echo "  without root: apt-get download libjansson-dev && dpkg -x libjansson-dev_*.deb DIR, then JANSSON_DIR=DIR"; \
 	    exit 1; fi
 	mkdir -p $(@D)
 	cp $(dir $(PORTABLE_JANSSON_H))jansson.h $(dir $(PORTABLE_JANSSON_H))jansson_config.h $(@D)/

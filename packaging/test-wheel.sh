@@ -27,6 +27,7 @@ case $(basename "$WHEEL") in
 esac
 mkdir -p "$WORK/unz"
 (cd "$WORK/unz" && "$PYTHON" -m zipfile -e "$WHEEL" .)
+chmod +x "$WORK"/unz/convguard/_bin/* 2>/dev/null # zipfile keeps no modes
 B=$WORK/unz/convguard/_bin
 check "the wheel holds convguard/_bin/{convguard,libconvguard.so}, __init__.py, __main__.py" \
     test -f "$B/convguard" -a -f "$B/libconvguard.so" -a -f "$WORK/unz/convguard/__init__.py" -a -f "$WORK/unz/convguard/__main__.py"
@@ -44,17 +45,38 @@ if [ "$ARCH" != x86_64 ]; then
     if [ -z "$QEMU" ] || [ ! -e "$SYSROOT/lib/libc.so.6" ]; then
         echo "test-wheel: no qemu-$ARCH or no $SYSROOT (apt-get install qemu-user libc6-arm64-cross): not run"
     else
-        out=$("$QEMU" -L "$SYSROOT" "$B/convguard" --version 2>&1)
+        Q=("$QEMU" -L "$SYSROOT")
+        out=$("${Q[@]}" "$B/convguard" --version 2>&1)
         check "$ARCH: convguard --version under qemu ($out)" test "$out" = "convguard $(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")"
-        # an $ARCH program with the shim preloaded: /bin/true of the cross libc's world is not
-        # there, so the CLI itself is the host program (it loads no CUDA library)
+        # an $ARCH program that loads cuDNN by name, as frameworks do (built by the wheel's zig)
+        zig=$("$PYTHON" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+        cat >"$WORK/client.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(void)
+{
+    void *h = dlopen("libcudnn.so.9", RTLD_NOW);
+    printf("%s\n", h ? "loaded" : dlerror());
+    return h ? 0 : 3;
+}
+EOF
+        "$zig" cc -target "$ARCH-linux-gnu.2.17" -o "$WORK/client" "$WORK/client.c" -ldl
+        plain=$("${Q[@]}" "$WORK/client" 2>&1)
+        rc_plain=$?
         D=$WORK/qemu-trace
         mkdir -p "$D"
-        "$QEMU" -L "$SYSROOT" -E LD_PRELOAD="$B/libconvguard.so" -E CONVGUARD_DIR="$D" -E CONVGUARD_QUIET=1 \
-            "$B/convguard" version >/dev/null 2>&1
+        shimmed=$("${Q[@]}" -E LD_PRELOAD="$B/libconvguard.so" -E CONVGUARD_DIR="$D" -E CONVGUARD_QUIET=1 "$WORK/client" 2>&1)
+        rc_shim=$?
+        check "$ARCH: with the shim preloaded the program prints and exits as without ($rc_plain: $plain)" \
+            test "$shimmed" = "$plain" -a $rc_shim = $rc_plain
+        ok=$([ $rc_plain = 0 ] && echo true || echo false)
         T=$(trace_of "$D")
-        check "$ARCH: the shim preloaded into an $ARCH program writes its trace (start .. exit)" \
-            jqt "$T" '.[0].ev == "start" and .[-1].ev == "exit" and (.[0].env.LD_PRELOAD | endswith("libconvguard.so"))'
+        check "$ARCH: its trace, by the packaged shim: start, the dlopen of libcudnn.so.9 (ok: $ok), exit" \
+            jqt "$T" ".[0].ev == \"start\" and (.[0].env.LD_PRELOAD | endswith(\"_bin/libconvguard.so\")) and any(.[]; .ev == \"dlopen\" and .name == \"libcudnn.so.9\" and .ok == $ok) and .[-1].ev == \"exit\""
+        "${Q[@]}" "$B/convguard" report "$D" >"$WORK/qreport.out" 2>&1
+        rc=$?
+        check "$ARCH: the $ARCH convguard report reads it (exit $rc) and names libcudnn.so.9" \
+            bash -c "[ $rc -le 1 ] && grep -q 'libcudnn.so.9' '$WORK/qreport.out'"
     fi
     finish
     exit $?
