@@ -10,7 +10,7 @@
 level=${1:-build}
 missing=""
 pkgs=""
-need() { missing="$missing $1"; pkgs="$pkgs $2"; }
+need() { missing="${missing:+$missing,} $1"; pkgs="$pkgs $2"; }
 have() { command -v "$1" >/dev/null 2>&1; }
 
 cc=${CC:-cc}
