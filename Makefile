@@ -29,10 +29,12 @@ $(BUILD)/shim/%.o: shim/%.S | $(BUILD)/shim
 $(BUILD)/shim:
 	mkdir -p $@
 
-# No -lunwind, no CUDA: the shim needs libc (and libdl on glibc < 2.34) only.
+# No -lunwind, no CUDA, no -ldl, no -lpthread: the shim needs libc.so.6 alone
+# on every glibc (real.c finds dlopen & co. itself; cg.h: cg_atfork), so that
+# before glibc 2.34 it adds no libpthread.so.0 to a program without one.
 $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 	$(CC) -shared $(LTO) -O2 -fPIC -fvisibility=hidden -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \
-	      -Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+	      -Wl,-z,now -Wl,-z,noexecstack
 
 -include tools/tools.mk
 -include tests/tests.mk
