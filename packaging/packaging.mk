@@ -25,11 +25,14 @@ WHEEL_VENV    := $(BUILD)/wheel-venv
 ZIG_OF_PYTHON := -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))'
 # clang warns that a nonnull parameter tested for NULL is always true; the
 # shim tests them anyway (after LAUNDER, loader.c): callers do pass NULL.
-# --strip-debug: Debian's libjansson.a carries debug info (1 MB of the CLI
-# on arm64); zig ignores -Wl, flags when it only compiles.
-PORTABLE_FLAGS := -Wno-pointer-bool-conversion -Wl,--strip-debug
-# No -g: the wheel's binaries; the tests run the same ones.
-PORTABLE_CFLAGS := -O2
+# -fomit-frame-pointer: as gcc -O2 (zig's clang keeps frame pointers): 11 of
+# the 65 instructions the shim adds to a BackendCreate+Destroy, 4 of 33 to an
+# Execute (bench/run.sh, callgrind).
+PORTABLE_FLAGS := -Wno-pointer-bool-conversion -fomit-frame-pointer
+# No -g: the wheel's binaries; the tests run the same ones.  The CLI's link
+# takes CFLAGS (the shim's does not): --strip-debug drops the debug info of
+# Debian's libjansson.a (1 MB on arm64); zig ignores it when it only compiles.
+PORTABLE_CFLAGS := -O2 -Wl,--strip-debug
 
 # jansson: Debian's libjansson.a (libjansson-dev, or an unpacked one in
 # JANSSON_DIR); its headers alone are copied, so that zig sees no other
