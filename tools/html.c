@@ -173,6 +173,10 @@ int write_html(struct analysis *a, const char *path)
         esc(o, f->symptom);
         fputs("</dd><dt>in the trace</dt><dd>", o);
         esc(o, f->seen);
+        if (f->driver) {
+            fputs("</dd><dt>the driver said</dt><dd>", o);
+            esc(o, f->driver);
+        }
         fputs("</dd><dt>cause</dt><dd>", o);
         esc(o, f->cause);
         fputs("</dd><dt>fix</dt><dd>", o);

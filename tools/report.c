@@ -240,6 +240,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
         f->seen = describe_event(ev);
     else
         f->seen = xstrdup("");
+    f->driver = driver_words(&a->s->t[ti], ev);
     if (count > 1) {
         char *s = xasprintf("%s (and %d more like it)", f->seen, count - 1);
         free(f->seen);
@@ -516,7 +517,7 @@ void analysis_free(struct analysis *a)
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];
         json_decref(f->vars);
-        free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix);
+        free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix), free(f->driver);
     }
     for (size_t i = 0; i < a->s->n; i++)
         free(a->p[i].label), free(a->p[i].prog);
@@ -696,6 +697,8 @@ void print_text(struct analysis *a, FILE *out, bool verbose)
         wrap(out, "    you see: ", f->symptom, 13);
         if (*f->seen && !blocks)
             wrap(out, "    trace:   ", f->seen, 13);
+        if (f->driver)
+            wrap(out, "    driver:  ", f->driver, 13);
         wrap(out, "    cause:   ", f->cause, 13);
         wrap(out, "    fix:     ", f->fix, 13);
     }
@@ -756,12 +759,12 @@ json_t *analysis_json(struct analysis *a)
         for (size_t j = i; j < a->nf; j++)
             if (a->f[j].block == (int)i)
                 json_array_append_new(who, json_integer((json_int_t)a->f[j].ti));
-        json_array_append_new(finds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O}",
+        json_array_append_new(finds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:o}",
                                                "rule", f->r->id, "layer", f->r->layer, "severity", f->r->severity,
                                                "title", f->title, "symptom", f->symptom, "seen", f->seen, "cause",
                                                f->cause, "fix", f->fix, "processes", who, "seq",
                                                f->ev ? json_integer(jint(f->ev, "seq", -1)) : json_null(), "facts",
-                                               f->vars));
+                                               f->vars, "driver_said", f->driver ? json_string(f->driver) : json_null()));
     }
     /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
     return json_pack("{s:i, s:i, s:o, s:o, s:O, s:o}", "convguard_report", 1, "problems", analysis_problems(a),
