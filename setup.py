@@ -43,7 +43,10 @@ class BuildWithMake(build_py):
         # zig (in this build environment) is the compiler: no system one is needed
         cmd = ["make", "-j" + jobs, "portable", "PYTHON=" + sys.executable, "PORTABLE_ARCH=" + ARCH, "NEEDS_CHECK=0"]
         self.announce(" ".join(cmd), level=2)
-        subprocess.check_call(cmd, cwd=HERE)
+        try:
+            subprocess.check_call(cmd, cwd=HERE)
+        except FileNotFoundError:
+            sys.exit("convguard: building the wheel needs make (Debian/Ubuntu: apt-get install make libjansson-dev)")
         dest = os.path.join(self.build_lib, "convguard", "_bin")
         os.makedirs(dest, exist_ok=True)
         for name in SHIPPED:
