@@ -44,6 +44,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tests/fallback.mk
 include tests/unit/unit.mk
 -include tests/robust.mk
+-include tests/loader.mk
 -include bench/bench.mk
 -include packaging/packaging.mk
 
@@ -62,3 +63,9 @@ test: all $(TEST_DEPS)
 # the NVML double: the report names the process holding the GPU's memory
 demo: all doubles clients $(CGT_NVML)
 	examples/demo.sh
+
+# Real TensorFlow with and without the shim (tests/tf/run.sh): TF_VENV=/path
+# reuses a venv holding tensorflow 2.21.0; else build/tfvenv is made from PyPI.
+.PHONY: test-tf
+test-tf: all doubles
+	tests/tf/run.sh

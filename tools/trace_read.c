@@ -88,6 +88,26 @@ static void take_meta(struct trace *t)
     t->parent = -1;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Numbers missing between the lowest and the highest seq: lost lines.  Lines
+ * only out of order (two threads' writes crossing) lose nothing. */
+static long missing_seqs(long long *seqs, size_t n)
+{
+    if (n < 2)
+        return 0;
+    qsort(seqs, n, sizeof *seqs, cmp_ll);
+    long gaps = 0;
+    for (size_t i = 1; i < n; i++)
+        if (seqs[i] > seqs[i - 1] + 1)
+            gaps += (long)(seqs[i] - seqs[i - 1] - 1);
+    return gaps;
+}
+
 int trace_read_file(const char *path, struct trace *t)
 {
     memset(t, 0, sizeof *t);
@@ -99,7 +119,10 @@ int trace_read_file(const char *path, struct trace *t)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    long long last_seq = -1;
+    /* seq numbers seen: lines of threads may land out of order, so gaps are
+     * counted once the file is read (sorted), not line by line */
+    long long *seqs = NULL;
+    size_t nseq = 0, seqcap = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         bool whole = line[n - 1] == '\n';
         if (whole)
@@ -129,10 +152,18 @@ int trace_read_file(const char *path, struct trace *t)
         if (jtrue(ev, "truncated"))
             t->st.cut_lines++;
         long long seq = jint(ev, "seq", -1);
-        if (seq > last_seq + 1 && last_seq >= 0)
-            t->st.seq_gaps += seq - last_seq - 1;
-        if (seq >= 0)
-            last_seq = seq;
+        if (seq >= 0) {
+            if (nseq == seqcap) {
+                seqcap = seqcap ? seqcap * 2 : 256;
+                long long *g = realloc(seqs, seqcap * sizeof *seqs);
+                if (!g) {
+                    fputs("convguard: out of memory\n", stderr);
+                    exit(2);
+                }
+                seqs = g;
+            }
+            seqs[nseq++] = seq;
+        }
         add_status_name(ev);
         add_stem(ev);
         const char *name = jstr(ev, "ev", "");
@@ -143,6 +174,8 @@ int trace_read_file(const char *path, struct trace *t)
         json_array_append_new(t->events, ev);
     }
     free(line);
+    t->st.seq_gaps = missing_seqs(seqs, nseq);
+    free(seqs);
     int bad = ferror(f);
     fclose(f);
     if (bad) {
