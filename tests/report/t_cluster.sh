@@ -48,12 +48,12 @@ T=$WORK/shared/torch-job
 "$CG" run --quiet --dir "$T" -- sh -c \
     "RANK=0 LD_LIBRARY_PATH=$LIBS $CLIENTS/client_probe >/dev/null & RANK=1 LD_LIBRARY_PATH=$LIBS $CLIENTS/client_probe >/dev/null & wait" \
     >/dev/null 2>&1
-check "torchrun: launcher and both workers traced, the workers by rank" \
-    bash -c "ls '$T' | grep -cE '^$host-r[01]-[0-9]+\.jsonl\$' | grep -qx 2 && [ \$(ls '$T' | wc -l) = 3 ]"
+check "torchrun: both workers traced, by rank (the launcher loads no CUDA library: no file)" \
+    bash -c "ls '$T' | grep -cE '^$host-r[01]-[0-9]+\.jsonl\$' | grep -qx 2 && [ \$(ls '$T' | wc -l) = 2 ]"
 "$CG" report "$T" >"$WORK/torch.out" 2>&1
 check "torchrun: report exit 0 over launcher and workers" test $? = 0
 
 # one report over every job's folder (sub-directories are read)
 "$CG" report --json "$WORK/shared" >"$WORK/all.json" 2>/dev/null
-check "report over the shared root: the 9 processes of the three jobs" jq -e '(.processes | length) == 9' "$WORK/all.json"
+check "report over the shared root: the 8 processes of the three jobs" jq -e '(.processes | length) == 8' "$WORK/all.json"
 finish

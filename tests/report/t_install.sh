@@ -15,8 +15,9 @@ check "the installed files are the built ones" \
     cmp -s "$P/bin/convguard" "$BUILD_DIR/convguard"
 check "installed: shim-path is ../lib/libconvguard.so" \
     test "$(env -u CONVGUARD_SHIM "$P/bin/convguard" shim-path)" = "$(realpath "$P/lib/libconvguard.so")"
+# (a program that loads a CUDA library: one that loads none leaves no trace)
 check "installed: run preloads it (the trace's LD_PRELOAD)" \
-    bash -c "env -u CONVGUARD_SHIM '$P/bin/convguard' run --quiet --dir '$WORK/t' -- true && jq -e -s '.[0].env.LD_PRELOAD == \"$(realpath "$P/lib/libconvguard.so")\"' '$WORK'/t/*.jsonl"
+    bash -c "LD_LIBRARY_PATH=$DOUBLES/cudnn9:$DOUBLES/cudart:$DOUBLES/cuda env -u CONVGUARD_SHIM '$P/bin/convguard' run --quiet --dir '$WORK/t' -- '$CLIENTS/client_probe' >/dev/null && jq -e -s '.[0].env.LD_PRELOAD == \"$(realpath "$P/lib/libconvguard.so")\"' '$WORK'/t/*.jsonl"
 mv "$P/lib/libconvguard.so" "$WORK/elsewhere.so"
 env -u CONVGUARD_SHIM "$P/bin/convguard" shim-path >/dev/null 2>"$WORK/noshim.err"
 check "no shim beside it: shim-path exits 1 and names CONVGUARD_SHIM" \
