@@ -354,6 +354,8 @@ int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
 void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
 void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+/* nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
+bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
 void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */
