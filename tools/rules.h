@@ -82,4 +82,6 @@ MATCH(m_ptxas);
 /* rules_versions.c */
 MATCH(m_shadowed);
 MATCH(m_parts_split);
+/* rules_unused.c */
+MATCH(m_gpu_not_used);
 #endif
