@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "report.h"
 
 /* ---- patterns: "ev[:cond,cond]|ev2..." (syntax in rules.def) */
@@ -238,6 +239,9 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
     f->title = expand(r->title, vars, ev);
     f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
+    char *said = capture_symptom(&a->s->t[ti]); /* the program's own words, when captured */
+    if (said)
+        free(f->symptom), f->symptom = said;
     f->cause = expand(r->cause, vars, ev);
     f->fix = expand(r->fix, vars, ev);
     const char *seen = jstr(vars, "seen", NULL);
@@ -272,7 +276,7 @@ static void apply_rules(struct analysis *a, size_t ti)
         } else {
             for (size_t i = 0; i < json_array_size(t->events); i++) {
                 json_t *ev = json_array_get(t->events, i);
-                if (!pattern_match(ru->pattern, ev))
+                if (!rule_pattern_match(ru->pattern, ev, t->events))
                     continue;
                 json_t *v = json_object();
                 if (ru->match && !ru->match(a->s, ti, ev, v)) {
@@ -855,9 +859,11 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     trace_set_link(&s);
+    capture_attach(&s, argv + optind, argc - optind, 0);
     struct analysis *a = analyse(&s);
     if (as_json) {
         json_t *j = analysis_json(a);
+        capture_json(j, &s);
         json_dumpf(j, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
         json_decref(j);
@@ -889,6 +895,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
         return -1;
     }
     trace_set_link(&s);
+    capture_attach(&s, (char *[]){(char *)dir}, 1, since);
     struct analysis *a = analyse(&s);
     int problems = analysis_problems(a);
     if (problems || force)

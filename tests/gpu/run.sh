@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [inspect] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] ...
+#   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -645,6 +646,55 @@ for f in glob.glob(sys.argv[1] + "/*.jsonl"):
     print("   %d lines, all JSON; seq 0..n-1: %s; exit calls=%s fails=%s" % (len(evs), seqs == list(range(len(evs))),
           json.dumps(ex[0]["calls"]) if ex else "-", json.dumps(ex[0]["fails"]) if ex else "-"))
 PYEOF
+        ;;
+    capture)
+        # convguard run keeps the program's stderr (issue 20): a PyTorch and a JAX failure must be
+        # reported in their own words, the exception line exactly as Python printed it.
+        echo "== capture: PyTorch and JAX failures under convguard run, quoted in their own words"
+        cap_case() { # name env... -- python args: runs under convguard run, prints what the report quotes
+            local name=$1; shift
+            local envs=()
+            while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+            shift
+            rm -rf "$OUT/cap_$name"
+            env "${envs[@]}" timeout 600 build/convguard run --dir "$OUT/cap_$name" -- $PY "$@" > "$OUT/cap_$name.out" 2> "$OUT/cap_$name.err"
+            local rc=$?
+            build/convguard report --json "$OUT/cap_$name" > "$OUT/cap_$name.json" 2>/dev/null
+            # the program's own last error line, as it printed it (a glog line from its source location on)
+            local own
+            own=$(grep -v '^convguard' "$OUT/cap_$name.err" | grep -E '^[A-Za-z_.]+(Error|Exception): ' | tail -1)
+            echo "-- cap_$name: exit status $rc; capture $(ls "$OUT/cap_$name"/*.stderr 2>/dev/null | head -1)"
+            echo "   the program's last exception line: ${own:-(none)}"
+            $PY - "$OUT/cap_$name.json" "$own" "$name" <<'PYEOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    r = {"findings": [], "processes": []}
+own, name = sys.argv[2][:200], sys.argv[3]
+for f in r.get("findings", []):
+    print("   [%s] you see (%s): %s" % (f["rule"], f.get("you_see_source"), f["symptom"][:400]))
+seen = set()
+for p in r.get("processes", []):
+    for l in (p.get("captured") or {}).get("lines", []):
+        if l["text"] not in seen:
+            seen.add(l["text"])
+            print("   captured line (%s%s): %s" % (l["pattern"], ", quoted" if l.get("quoted") else "", l["text"][:300]))
+ok = own and any(f.get("you_see_source") == "stderr" and own in f["symptom"] for f in r.get("findings", []))
+print("PASS cap_%s: the report quotes the program's own words" % name if ok else
+      "FAIL cap_%s: the report does not quote the program's last exception line" % name)
+PYEOF
+            sed '/^convguard report/,$d' "$OUT/cap_$name.err" | grep -v '^convguard' | tail -3 | cut -c1-300 | sed 's/^/   | /'
+        }
+        cap_case torch_oom -- tests/gpu/capture_fail.py torch_oom
+        cap_case jax_oom -- tests/gpu/capture_fail.py jax_oom
+        cap_case jax_conv XLA_PYTHON_CLIENT_MEM_FRACTION=.999 -- tests/gpu/capture_fail.py jax_conv
+        $PY tests/gpu/hog.py "${CAP_LEAVE_MIB:-300}" 900 > "$OUT/cap_hog.log" 2>&1 &
+        HOG=$!
+        for _ in $(seq 1 120); do grep -q '^hog' "$OUT/cap_hog.log" 2>/dev/null && break; sleep 1; done
+        echo "   $(cat "$OUT/cap_hog.log")"
+        cap_case torch_conv_hog -- tests/gpu/capture_fail.py torch_conv
+        kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
         ;;
     driverlog)
         # The CUDA driver's own error log (issue 19, shim/drvlog.c, codeimage.c): code built for

@@ -110,5 +110,8 @@ if tr -s ' \n' '  ' < "$d/report" | grep -q 'failed call to cuInit: .*UNKNOWN ER
 else
     bad "nodriver: the report does not quote TensorFlow 2.21's \"failed call to cuInit: ... UNKNOWN ERROR (303)\""
 fi
+# under `convguard run`: the report quotes the cuInit line TensorFlow printed, from its captured stderr (issue 20)
+TF_VENV=$VENV bash tests/report/t_capture_tf.sh && ok "convguard run: tests/report/t_capture_tf.sh" ||
+    bad "convguard run: tests/report/t_capture_tf.sh"
 echo "test-tf: $PASSED passed, $FAILED failed"
 [ $FAILED = 0 ]
