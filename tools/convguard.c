@@ -18,6 +18,8 @@ static int usage(FILE *o, int rc)
                "  report [--json] [--html FILE] [-v] PATH...\n"
                "                  read traces (files, directories; many processes, ranks, hosts)\n"
                "  doctor [--json] every cuDNN / CUDA runtime / driver copy on this machine, and a verdict\n"
+               "  inspect [--json] [--html FILE] PID\n"
+               "                  the CUDA libraries a running process mapped, read from outside\n"
                "  smoke [--dir D] a tiny convolution through cuDNN, checked against the CPU\n"
                "  shim-path       the libconvguard.so that run preloads, for launchers that set LD_PRELOAD\n"
                "  version\n"
@@ -50,6 +52,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (strcmp(c, "doctor") == 0)
         return cmd_doctor(argc - 1, argv + 1);
+    if (strcmp(c, "inspect") == 0)
+        return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(c, "smoke") == 0)
         return cmd_smoke(argc - 1, argv + 1);
     if (strcmp(c, "shim-path") == 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] ...
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] ...
 #   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
@@ -804,6 +804,50 @@ PYEOF
         done
         echo "   the results (RTLD_GLOBAL, without the shim):"
         grep -v '^maps:' "$OUT/stubs_global.plain" | sed 's/^/   | /'
+        ;;
+    inspect)
+        # convguard inspect (issue 18) on a PyTorch training while it trains, after it was made to fail
+        # (an allocation of more than the GPU has, caught; the process lives on), and on JAX: what it
+        # printed, its JSON, and its time.
+        echo "== inspect: convguard inspect of running PyTorch / JAX processes"
+        insp() { # name pid
+            local t0=$(date +%s%N)
+            build/convguard inspect "$2" > "$OUT/inspect_$1.txt" 2>&1; local rc=$?
+            local t1=$(date +%s%N)
+            build/convguard inspect --json "$2" > "$OUT/inspect_$1.json" 2>/dev/null
+            echo "   $1 (pid $2): exit $rc, $(( (t1 - t0) / 1000000 )) ms"
+            sed 's/^/   | /' "$OUT/inspect_$1.txt"
+        }
+        rm -f "$OUT/insp_ready" "$OUT/insp_failed"
+        $PY - "$OUT" > "$OUT/inspect_torch.log" 2>&1 <<'PYEOF' &
+import os, sys, time, torch
+out = sys.argv[1]
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3), torch.nn.ReLU(), torch.nn.Conv2d(64, 64, 3)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+x = torch.randn(64, 3, 128, 128, device="cuda")
+t_end = time.time() + 25
+while time.time() < t_end:
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+    if not os.path.exists(out + "/insp_ready"): open(out + "/insp_ready", "w").close()
+try:
+    torch.empty(1 << 50, dtype=torch.uint8, device="cuda")
+except RuntimeError as e:
+    print("failed as asked:", str(e)[:200])
+open(out + "/insp_failed", "w").close()
+time.sleep(30)
+PYEOF
+        TP=$!
+        for _ in $(seq 300); do [ -e "$OUT/insp_ready" ] && break; sleep 0.2; done
+        sleep 3
+        insp torch_training $TP
+        for _ in $(seq 300); do [ -e "$OUT/insp_failed" ] && break; sleep 0.2; done
+        insp torch_after_failure $TP
+        kill $TP 2>/dev/null
+        $PY -c 'import jax, jax.numpy as jnp, time; x = jnp.ones((1024, 1024)); (x @ x).block_until_ready(); print("ready", flush=True); time.sleep(30)' > "$OUT/inspect_jax.log" 2>&1 &
+        JP=$!
+        for _ in $(seq 300); do grep -q ready "$OUT/inspect_jax.log" 2>/dev/null && break; sleep 0.2; done
+        insp jax $JP
+        kill $JP 2>/dev/null
         ;;
     *) echo "unknown section $s" ;;
     esac

@@ -41,6 +41,7 @@ declare -A SAYS=(
     [alloc_memory_held]="kill 4242"
     [alloc_failed.call]="cudaErrorMemoryAllocation"
     [gpu_never_used]="python3 train.py --epochs 3"
+    [gpu_not_used]="libcuda.so.1, the driver, is not mapped"
     [fallback_acted]="given 512 MiB"
     [crashed]="SIGSEGV"
     [own_pool_took_memory]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 5 MiB"
