@@ -53,18 +53,34 @@ static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(writer);
 static char exe[1024];
 
+/* The loader's path strings are read inside dl_iterate_phdr, under its
+ * dl_load_write_lock, which ThreadSanitizer cannot see (ld.so's own locks
+ * are not intercepted): through libc's strlen/memcpy, which TSan intercepts,
+ * it reported the loader's earlier write of the string as a race.  Plain
+ * loops in this file, which is built without TSan (tests/robust.mk); the
+ * reads are volatile so that the compiler does not turn them back into
+ * strlen and memcpy calls. */
+static size_t name_len(const volatile char *p)
+{
+    size_t n = 0;
+    while (p[n])
+        n++;
+    return n;
+}
+
 static int add_obj(const struct cg_obj *o, void *arg)
 {
     struct snap *s = arg;
     if (s->n >= SNAP_OBJS || o->end <= o->start)
         return 0;
     const char *name = o->name[0] ? o->name : exe;
-    size_t len = strlen(name);
+    size_t len = name_len(name);
     if (s->used + len + 1 > SNAP_NAMES)
         name = "?", len = 1;
     if (s->used + len + 1 > SNAP_NAMES)
         return 1;
-    memcpy(s->names + s->used, name, len + 1);
+    for (size_t i = 0; i <= len; i++)
+        s->names[s->used + i] = ((const volatile char *)name)[i];
     s->obj[s->n++] = (struct snap_obj){o->start, o->end, o->base, o->dyn, o->phdr, o->name, o->phnum, (uint32_t)s->used};
     s->used += len + 1;
     return 0;
