@@ -348,6 +348,8 @@ void group_processes(struct analysis *a, bool (*shown)(struct analysis *, size_t
             sb_printf(&l, "-> %s", a->f[p->first_f].title);
         else if (p->nfail)
             sb_printf(&l, "%d failure%s", p->nfail, p->nfail > 1 ? "s" : "");
+        else if (!a->s->t[i].exit && !a->s->t[i].execd)
+            sb_add(&l, "no failure, no exit line");
         else
             sb_add(&l, "ok");
         free(libs);
@@ -531,7 +533,8 @@ char *first_failure_head(struct analysis *a)
         return NULL;
     struct proc_sum *p = &a->p[ff->proc];
     char *when = utc(ff->wall), *after = secs(p->fail_t), *d = describe_event(p->fail_ev);
-    char *r = xasprintf("%s, %s after its start (%s): %s", p->label, after, when, d);
+    char *r = xasprintf("%s, %s after its start (%s): %s%s%s", p->label, after, when, d, p->first_f >= 0 ? " -> " : "",
+                        p->first_f >= 0 ? a->f[p->first_f].title : "");
     free(when), free(after), free(d);
     return r;
 }
@@ -556,19 +559,19 @@ char *after_text(struct analysis *a, enum after_kind k)
         json_t *v;
         json_object_foreach(af->signals, name, v)
             sb_printf(&sg, "%s%s %lld", sg.len ? ", " : "", name, (long long)json_integer_value(v));
-        r = xasprintf("%zu process%s killed by a signal (%s), %s (%s): most likely consequences of %s's "
-                      "failure (the others wait for it in a collective until a watchdog or the launcher ends them)",
+        r = xasprintf("%zu process%s killed by a signal (%s), %s (%s): most likely consequences of the failure "
+                      "of %s (the others wait for it in a collective until a watchdog or the launcher ends them)",
                       n, es, sg.s ? sg.s : "?", when, who, first);
         free(sg.s);
         break;
     }
     case AFTER_TIMEOUT:
         r = xasprintf("%zu process%s reported a timeout or an NCCL error, %s (%s): most likely consequences of "
-                      "%s's failure", n, es, when, who, first);
+                      "the failure of %s", n, es, when, who, first);
         break;
     case AFTER_STOPPED:
         r = xasprintf("%zu process%s stopped without an exit line (killed, e.g. by SIGKILL from the launcher), "
-                      "%s (%s): most likely consequences of %s's failure", n, es, when, who, first);
+                      "%s (%s): most likely consequences of the failure of %s", n, es, when, who, first);
         break;
     case AFTER_OTHER: {
         /* what they failed with: the main finding of the first of them */

@@ -531,6 +531,13 @@ struct analysis *analyse(struct trace_set *s)
         summarise(a, i);
         apply_rules(a, i);
     }
+    /* the event of an error a rule found is a failure too, listed or not */
+    for (size_t i = 0; i < a->nf; i++) {
+        struct finding *f = &a->f[i];
+        struct proc_sum *p = &a->p[f->ti];
+        if (f->ev && strcmp(f->r->severity, "error") == 0 && (p->fail_t < 0 || jnum(f->ev, "t", 0) < p->fail_t))
+            p->fail_t = jnum(f->ev, "t", 0), p->fail_ev = f->ev;
+    }
     group_findings(a);
     group_processes(a, in_table);
     find_first_failure(a);
@@ -804,7 +811,7 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
     free(who);
     wrap(out, "    you see: ", f->symptom, 13);
     if (*f->seen && !blocks) {
-        char *t = n > 1 ? xasprintf("%s (%s)", f->seen, a->p[f->ti].label) : xstrdup(f->seen);
+        char *t = n > 1 ? xasprintf("%s, in %s", f->seen, a->p[f->ti].label) : xstrdup(f->seen);
         wrap(out, "    trace:   ", t, 13);
         free(t);
     }

@@ -169,6 +169,7 @@ struct reading {
     struct kind_state kind[MAX_NAMES];
     json_t *pending[64];        /* failed loads no later load has resolved yet (references) */
     int npending;
+    long resolved;              /* failed loads resolved later: cuDNN's probes */
 };
 
 static void keep(struct reading *r, int kind, long ord, json_t *ev)
@@ -220,9 +221,10 @@ static void loads(struct reading *r, json_t *ev)
             bool same = strcmp(s, jstr(f, "stem", "")) == 0;
             for (size_t k = 0; k < json_array_size(probes) && !same; k++)
                 same = strcmp(json_string_value(json_array_get(probes, k)) ?: "", jstr(f, "name", "")) == 0;
-            if (same) {
+            if (same) { /* marked, and dropped when the trace is complete: no rule needs a resolved probe */
                 json_object_set_new(f, RESOLVED_KEY, json_true());
                 json_decref(f);
+                r->resolved++;
                 r->pending[i] = r->pending[--r->npending];
             } else {
                 i++;
@@ -320,6 +322,10 @@ static void finish_reading(struct trace *t, struct reading *r)
         qsort(r->k, r->nk, sizeof *r->k, cmp_kept);
     for (size_t i = 0; i < r->nk; i++) {
         json_t *ev = r->k[i].ev;
+        if (jtrue(ev, RESOLVED_KEY)) {
+            json_decref(ev);
+            continue;
+        }
         const char *name = jstr(ev, "ev", "");
         if (!t->start && strcmp(name, "start") == 0)
             t->start = ev;
@@ -574,7 +580,11 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
             add_unreadable(s, paths[i], strerror(b.err[i]));
             bad++;
         } else if (b.out[i].st.events == 0) {
-            add_unreadable(s, paths[i], "no convguard events in it");
+            char *why = b.out[i].st.lines == 0 ? xstrdup("no convguard events in it (an empty file)")
+                                               : xasprintf("no convguard events in it (%ld line%s, none a JSON event)",
+                                                           b.out[i].st.lines, b.out[i].st.lines > 1 ? "s" : "");
+            add_unreadable(s, paths[i], why);
+            free(why);
             trace_free(&b.out[i]);
             bad++;
         } else {

@@ -87,8 +87,9 @@ def victim(evs, mode):
                                               "context_failed", "conv_exec_failed", "graph_exec_failed")
             and not (e["ev"] == "cudnn_handle" and e.get("ok") is False)
             and not (e["ev"] == "dlopen" and e.get("ok") is False)]
+    keep = [dict(e, seq=k) for k, e in enumerate(keep)]  # no gaps: nothing was lost, it never happened
     last = max(e.get("t", 0) for e in keep)
-    seq = max(e.get("seq", 0) for e in keep) + 1
+    seq = len(keep)
     if mode == "abort":
         keep.append({"ev": "crash", "seq": seq, "t": round(last + 600.0, 6), "pid": PID, "tid": PID,
                      "signal": 6, "signal_name": "SIGABRT", "code": -6, "code_name": "SI_TKILL",
