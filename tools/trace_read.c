@@ -580,11 +580,8 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
             add_unreadable(s, paths[i], strerror(b.err[i]));
             bad++;
         } else if (b.out[i].st.events == 0) {
-            char *why = b.out[i].st.lines == 0 ? xstrdup("no convguard events in it (an empty file)")
-                                               : xasprintf("no convguard events in it (%ld line%s, none a JSON event)",
-                                                           b.out[i].st.lines, b.out[i].st.lines > 1 ? "s" : "");
-            add_unreadable(s, paths[i], why);
-            free(why);
+            add_unreadable(s, paths[i], b.out[i].st.lines == 0 ? "no convguard events in it (an empty file)"
+                                                               : "no convguard events in it (no line is a JSON event)");
             trace_free(&b.out[i]);
             bad++;
         } else {
