@@ -130,7 +130,7 @@ FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
 $(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
-	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm
+	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
 # -close_fd_mask=2: the targets' warnings on stderr would drown the fuzzer's
 fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \

@@ -358,7 +358,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
 {
     struct json_scan sc;
     bool ok = json_scan_line(line, n, &sc);
-    if (sc.high_bytes && fix_utf8((unsigned char *)line, n))
+    if ((sc.high_bytes || !ok) && fix_utf8((unsigned char *)line, n))
         t->st.fixed_utf8++;
     /* a key written with escapes ("\u0065v") may be one of the picked fields:
      * jansson decides, and gives them */
