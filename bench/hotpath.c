@@ -7,11 +7,15 @@
  *   hotpath MODE N     MODE: cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym
  *                            create execute convfwd dlsym_cu dlsym_other
  *                            setattr getattr procaddr
+ *                            dlsym_hooked dlsym_default dlopen_loaded
  * setattr/getattr: one cudnnBackendSetAttribute (a tensor's dimensions) /
  * GetAttribute (a plan's workspace size): JAX makes ~50,000 descriptor calls
  * for one small convolution.  procaddr: one cuGetProcAddress_v2 of a name
  * that is not hooked, alternating with one that is (cudart asks ~450 names
- * at start). */
+ * at start).  dlsym_hooked: dlsym of a hooked name (handed out wrapped);
+ * dlsym_default: dlsym(RTLD_DEFAULT, "printf") (answered as the caller);
+ * dlopen_loaded: dlopen + dlclose of a library already loaded (cuDNN's
+ * dispatcher opens its parts at every first call of a kind). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -188,6 +192,15 @@ int main(int argc, char **argv)
             bad += dlsym(dnn, "cudnnGetVersion") == NULL;
         } else if (!strcmp(mode, "dlsym_other")) {
             bad += dlsym(libc, "printf") == NULL;
+        } else if (!strcmp(mode, "dlsym_hooked")) {
+            bad += dlsym(dnn, "cudnnCreate") == NULL;
+        } else if (!strcmp(mode, "dlsym_default")) {
+            bad += dlsym(RTLD_DEFAULT, "printf") == NULL;
+        } else if (!strcmp(mode, "dlopen_loaded")) {
+            void *again = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+            bad += again == NULL;
+            if (again)
+                dlclose(again);
         } else {
             return 2;
         }

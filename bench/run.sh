@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 B=build/bench/hotpath
 SHIM=${SHIM:-$PWD/build/libconvguard.so}
 [ -x $B ] && [ -e "$SHIM" ] || { echo "run: make bench"; exit 2; }
-modes=${*:-cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym create execute convfwd setattr getattr procaddr dlsym_cu dlsym_other}
+modes=${*:-cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym create execute convfwd setattr getattr procaddr dlsym_cu dlsym_other dlsym_hooked dlsym_default dlopen_loaded}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 envrun() { # PRELOAD cmd...

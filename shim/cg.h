@@ -197,6 +197,9 @@ extern _Atomic uint64_t cg_events_written, cg_events_dropped;
 /* seq + 1 of the last event that reported a failure (a name ending in
  * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
 extern _Atomic uint64_t cg_last_failure_seq;
+/* Called by cg_ev_end with each failure event before it is written, when set
+ * (drvlog.c sets it once a driver log callback is registered). */
+extern void (*cg_ev_on_failure)(struct cg_ev *e);
 
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */
@@ -239,7 +242,11 @@ void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
 bool cg_elf_imports(const struct cg_obj *o, const char *name);
 /* An address inside o's code holding a `ret` instruction, 0 if none. */
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
-unsigned long long cg_elf_adds(void); /* the loader's count of objects ever added */
+/* ---- forkgate.c: the shim's own calls into foreign locks never overlap a fork */
+void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
+void cg_fork_gate_enter(void);
+void cg_fork_gate_leave(void);
+unsigned cg_fork_gate_gave_up(void);
 
 struct dl_phdr_info;
 /* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
@@ -255,7 +262,7 @@ struct cg_libc_dl {
     int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl;
-/* dl_iterate_phdr through cg_dl's pointer once known */
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
 int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 bool cg_real_dl_init(void);
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
@@ -281,6 +288,10 @@ const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
 void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
 void cg_objsnap_after_fork(void);
 bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
+/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
+int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
+bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
+uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
 
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
@@ -295,6 +306,16 @@ const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* > 0 while the shim itself calls the driver on this thread: the messages
+ * those calls cause are counted, not written */
+extern __thread int cg_drvlog_mute;
+/* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
+ * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+const char *cg_drvlog_on_load(const struct cg_obj *o);
+void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
+void cg_drvlog_after_fork(void);
 
 /* ---- graph_report.c: the graph (backend) API layer at exit */
 void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */

@@ -441,7 +441,17 @@ static int mapped_cb(const struct cg_obj *o, void *arg)
 }
 static bool mapped(const char *prefix) { return cg_elf_each_obj(mapped_cb, (void *)prefix) != 0; }
 
+/* The shim's own loader calls: never across a fork (forkgate.c). */
+static bool use_libunwind_gated(bool load);
 static bool use_libunwind(bool load)
+{
+    cg_fork_gate_enter();
+    bool r = use_libunwind_gated(load);
+    cg_fork_gate_leave();
+    return r;
+}
+
+static bool use_libunwind_gated(bool load)
 {
 #ifdef UNW_LIB
     if (!cg_dl.dlopen)

@@ -177,6 +177,16 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUlib_st *CUlibrary;
 typedef int CUjit_option;     /* enum in the real header: only passed through */
 typedef int CUlibraryOption;  /* enum in the real header: only passed through */
+#define CUDA_ERROR_NO_BINARY_FOR_GPU 209
+#define CUDA_ERROR_UNSUPPORTED_PTX_VERSION 222
+/* Error Log Management (CUDA 12.9+): the driver's own error messages (drvlog.c) */
+typedef int CUlogLevel; /* enum CUlogLevel_enum in the real header (same size, checked) */
+#define CU_LOG_LEVEL_ERROR 0
+#define CU_LOG_LEVEL_WARNING 1
+typedef struct CUlogsCallbackEntry_st *CUlogsCallbackHandle;
+typedef void (*CUlogsCallback)(void *data, CUlogLevel logLevel, char *message, size_t length);
+CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out);
+CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback);
 
 /* ---- NVML (loaded lazily, only on failures) */
 typedef int nvmlReturn_t;

@@ -20,20 +20,12 @@
 #include "gpuinfo.h"
 
 /* ---- finding functions in the sub-libraries */
-static int gen_cb(struct dl_phdr_info *info, size_t size, void *p)
-{
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-        *(uint64_t *)p = (uint64_t)info->dlpi_adds * 1000003u + (uint64_t)info->dlpi_subs;
-    return 1;
-}
-
-/* Changes whenever an object is added to or removed from the link map. */
-static uint64_t link_generation(void)
-{
-    uint64_t g = 0;
-    cg_dl_iterate_phdr(gen_cb, &g);
-    return g;
-}
+/* Changes whenever an object is added to or removed from the link map: the
+ * shim's copy is refreshed by every dlopen that adds one (cuDNN's dispatcher
+ * loads its parts through dlopen, so through the shim) and every dlclose.
+ * Not the loader's own counters: asking for them takes its lock (forkgate.c).
+ * 0 is "never filled". */
+static uint64_t link_generation(void) { return cg_objsnap_generation() + 1; }
 
 struct sub_find {
     const char *dispatcher; /* "libcudnn.so.9" */
@@ -90,6 +82,7 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
     bool have = real && cg_elf_find_obj(real, &d);
     const void *base = have ? (const void *)d.base : NULL;
     uint64_t gen = link_generation();
+    cg_fork_gate_enter(); /* before the lock: a refill walks the link map (forkgate.c) */
     pthread_mutex_lock(&cache_lock);
     if (cache[slot].gen != gen || cache[slot].dispatcher_base != base) {
         char dir[512] = "";
@@ -125,6 +118,7 @@ void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
     }
     *out = cache[slot].fns;
     pthread_mutex_unlock(&cache_lock);
+    cg_fork_gate_leave();
 }
 
 int cg_cudnn_slot_of(int hook, const void *real)

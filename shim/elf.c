@@ -2,7 +2,11 @@
  *
  * The shim must learn sonames, RUNPATHs and symbol addresses without calling
  * dlopen/dlsym/dlinfo: those reset the calling thread's dlerror() state and
- * can change what the program sees.  dl_iterate_phdr does neither. */
+ * can change what the program sees.  dl_iterate_phdr does neither, but it
+ * takes the loader's dl_load_write_lock, which a fork() must never find
+ * taken (forkgate.c): every call of it is gated against fork, and the
+ * frequent question "which object holds this address?" is answered from the
+ * shim's own copy of the link map (objsnap.c) wherever that copy knows. */
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -77,31 +81,21 @@ int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *a
 {
     int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
         __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
-    return real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+    cg_fork_gate_enter();
+    int r = real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+    cg_fork_gate_leave();
+    return r;
 }
 
+/* The copy first (no lock); the loader only for an address the copy does
+ * not hold (an object loaded behind the shim's dlopen, or none at all). */
 bool cg_elf_find_obj(const void *addr, struct cg_obj *out)
 {
+    int r = cg_objsnap_lookup(addr, out);
+    if (r == 1)
+        return true;
     struct find_ctx c = {(uintptr_t)addr, out};
     return cg_elf_each_obj(find_cb, &c) == 1;
-}
-
-static unsigned long long adds;
-static int adds_cb(struct dl_phdr_info *info, size_t size, void *p)
-{
-    (void)p;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
-        adds = info->dlpi_adds;
-    return 1;
-}
-
-unsigned long long cg_elf_adds(void)
-{
-    /* dlpi_adds counts every object ever added: a cheap "anything new?" */
-    unsigned long long v = 0;
-    cg_dl_iterate_phdr(adds_cb, NULL);
-    v = adds;
-    return v;
 }
 
 /* glibc relocates most d_ptr entries of the in-memory dynamic section on

@@ -1,6 +1,6 @@
 /* gpuinfo.c - what the GPU looks like when something failed: free and total
  * memory, device count, driver state, compute capability, the processes
- * holding memory, and the names of status codes.
+ * holding memory (status names: status.c).
  *
  * The program's view must not change, so:
  *  - the driver is asked only through the REAL functions of the libcuda.so.1
@@ -149,6 +149,7 @@ static void nvml_load_locked(void)
         cg_loader_keep_dlerror(kept);
     if (!h)
         return;
+    cg_objsnap_refresh();
     cg_loader_scan("(convguard: NVML, for a failure report)");
     struct cg_obj o;
     if (!cg_elf_find_obj(((struct link_map *)h)->l_ld, &o)) {
@@ -298,9 +299,13 @@ static void nvml_holders_locked(nvmlDevice_t dev, struct cg_gpu_state *s)
     }
 }
 
+/* Both ask the driver and NVML, which take locks of their own: never across
+ * a fork (forkgate.c).  Failure paths only. */
 void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
 {
     int saved = errno;
+    cg_fork_gate_enter();
+    cg_drvlog_mute++; /* what our own questions make the driver log is not the program's */
     memset(s, 0, sizeof *s);
     s->mem.source = "unknown";
     s->driver_status = -1;
@@ -356,6 +361,8 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders)
         cg_strlcpy(s->nvml, "not asked", sizeof s->nvml);
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_drvlog_mute--;
+    cg_fork_gate_leave();
     errno = saved;
 }
 
@@ -365,7 +372,12 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
     memset(m, 0, sizeof *m);
     m->source = "unknown";
     struct drv d;
-    if (drv_find(&d) && drv_mem(&d, m)) {
+    cg_fork_gate_enter();
+    cg_drvlog_mute++;
+    bool from_driver = drv_find(&d) && drv_mem(&d, m);
+    cg_drvlog_mute--;
+    if (from_driver) {
+        cg_fork_gate_leave();
         errno = saved;
         return;
     }
@@ -383,6 +395,7 @@ void cg_gpu_mem_now(struct cg_gpu_mem *m)
         }
     }
     pthread_mutex_unlock(&nvml_lock);
+    cg_fork_gate_leave();
     errno = saved;
 }
 
@@ -455,168 +468,4 @@ const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s)
         if (s->holders[i].pid != self && s->holders[i].bytes != NVML_VALUE_NOT_AVAILABLE && s->holders[i].bytes)
             return &s->holders[i];
     return NULL;
-}
-
-/* ---- status names */
-struct code_name {
-    int code;
-    const char *name;
-};
-
-static const char *lookup(const struct code_name *t, size_t n, int code)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i].code == code)
-            return t[i].name;
-    return NULL;
-}
-#define LOOKUP(t, c) lookup(t, sizeof t / sizeof t[0], c)
-
-static const struct code_name cudnn9[] = {
-    {0, "CUDNN_STATUS_SUCCESS"},
-    {1001, "CUDNN_STATUS_NOT_INITIALIZED"},
-    {1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"},
-    {1003, "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH"},
-    {1004, "CUDNN_STATUS_DEPRECATED"},
-    {1005, "CUDNN_STATUS_LICENSE_ERROR"},
-    {1006, "CUDNN_STATUS_RUNTIME_IN_PROGRESS"},
-    {1007, "CUDNN_STATUS_RUNTIME_FP_OVERFLOW"},
-    {1008, "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"},
-    {2000, "CUDNN_STATUS_BAD_PARAM"},
-    {2001, "CUDNN_STATUS_INVALID_VALUE"},
-    {2002, "CUDNN_STATUS_BAD_PARAM_NULL_POINTER"},
-    {2003, "CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER"},
-    {2004, "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED"},
-    {2005, "CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND"},
-    {2006, "CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT"},
-    {2007, "CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH"},
-    {2008, "CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH"},
-    {2009, "CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES"},
-    {2010, "CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE"},
-    {2011, "CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH"},
-    {2012, "CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE"},
-    {3000, "CUDNN_STATUS_NOT_SUPPORTED"},
-    {3001, "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN"},
-    {3002, "CUDNN_STATUS_NOT_SUPPORTED_SHAPE"},
-    {3003, "CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE"},
-    {3004, "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT"},
-    {3005, "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER"},
-    {3006, "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART"},
-    {3007, "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH"},
-    {3008, "CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING"},
-    {3009, "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE"},
-    {3010, "CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT"},
-    {3011, "CUDNN_STATUS_NOT_SUPPORTED_PADDING"},
-    {3012, "CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM"},
-    {3013, "CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API"},
-    {3014, "CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE"},
-    {4000, "CUDNN_STATUS_INTERNAL_ERROR"},
-    {4001, "CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED"},
-    {4002, "CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE"},
-    {4003, "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED"},
-    {4004, "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"},
-    {4005, "CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM"},
-    {4006, "CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED"},
-    {5000, "CUDNN_STATUS_EXECUTION_FAILED"},
-    {5001, "CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER"},
-    {5002, "CUDNN_STATUS_EXECUTION_FAILED_CUBLAS"},
-    {5003, "CUDNN_STATUS_EXECUTION_FAILED_CUDART"},
-    {5004, "CUDNN_STATUS_EXECUTION_FAILED_CURAND"},
-};
-
-static const struct code_name cudnn8[] = {
-    {0, "CUDNN_STATUS_SUCCESS"},
-    {1, "CUDNN_STATUS_NOT_INITIALIZED"},
-    {2, "CUDNN_STATUS_ALLOC_FAILED"},
-    {3, "CUDNN_STATUS_BAD_PARAM"},
-    {4, "CUDNN_STATUS_INTERNAL_ERROR"},
-    {5, "CUDNN_STATUS_INVALID_VALUE"},
-    {6, "CUDNN_STATUS_ARCH_MISMATCH"},
-    {7, "CUDNN_STATUS_MAPPING_ERROR"},
-    {8, "CUDNN_STATUS_EXECUTION_FAILED"},
-    {9, "CUDNN_STATUS_NOT_SUPPORTED"},
-    {10, "CUDNN_STATUS_LICENSE_ERROR"},
-    {11, "CUDNN_STATUS_RUNTIME_PREREQUISITE_MISSING"},
-    {12, "CUDNN_STATUS_RUNTIME_IN_PROGRESS"},
-    {13, "CUDNN_STATUS_RUNTIME_FP_OVERFLOW"},
-    {14, "CUDNN_STATUS_VERSION_MISMATCH"},
-};
-
-const char *cg_cudnn_status_name(int slot, int status)
-{
-    if (slot == CG_SLOT_CUDNN8) {
-        const char *n = LOOKUP(cudnn8, status);
-        return n ? n : "CUDNN_STATUS_UNKNOWN";
-    }
-    const char *n = LOOKUP(cudnn9, status);
-    if (n)
-        return n;
-    /* cuDNN 9 codes are category * 1000 + detail: name the category */
-    return LOOKUP(cudnn9, status / 1000 * 1000) && status > 0 ? LOOKUP(cudnn9, status / 1000 * 1000)
-                                                             : "CUDNN_STATUS_UNKNOWN";
-}
-
-static const struct code_name cudart[] = {
-    {0, "cudaSuccess"},
-    {1, "cudaErrorInvalidValue"},
-    {2, "cudaErrorMemoryAllocation"},
-    {3, "cudaErrorInitializationError"},
-    {4, "cudaErrorCudartUnloading"},
-    {34, "cudaErrorStubLibrary"},
-    {35, "cudaErrorInsufficientDriver"},
-    {36, "cudaErrorCallRequiresNewerDriver"},
-    {46, "cudaErrorDevicesUnavailable"},
-    {100, "cudaErrorNoDevice"},
-    {101, "cudaErrorInvalidDevice"},
-    {201, "cudaErrorDeviceUninitialized"},
-    {209, "cudaErrorNoKernelImageForDevice"},
-    {400, "cudaErrorInvalidResourceHandle"},
-    {700, "cudaErrorIllegalAddress"},
-    {709, "cudaErrorContextIsDestroyed"},
-    {719, "cudaErrorLaunchFailure"},
-    {800, "cudaErrorNotPermitted"},
-    {801, "cudaErrorNotSupported"},
-    {802, "cudaErrorSystemNotReady"},
-    {803, "cudaErrorSystemDriverMismatch"},
-    {804, "cudaErrorCompatNotSupportedOnDevice"},
-    {999, "cudaErrorUnknown"},
-};
-
-const char *cg_cuda_error_name(int err)
-{
-    const char *n = LOOKUP(cudart, err);
-    return n ? n : "cudaErrorUnrecognized";
-}
-
-static const struct code_name cu[] = {
-    {0, "CUDA_SUCCESS"},
-    {1, "CUDA_ERROR_INVALID_VALUE"},
-    {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-    {3, "CUDA_ERROR_NOT_INITIALIZED"},
-    {4, "CUDA_ERROR_DEINITIALIZED"},
-    {34, "CUDA_ERROR_STUB_LIBRARY"},
-    {46, "CUDA_ERROR_DEVICE_UNAVAILABLE"},
-    {100, "CUDA_ERROR_NO_DEVICE"},
-    {101, "CUDA_ERROR_INVALID_DEVICE"},
-    {102, "CUDA_ERROR_DEVICE_NOT_LICENSED"},
-    {200, "CUDA_ERROR_INVALID_IMAGE"},
-    {201, "CUDA_ERROR_INVALID_CONTEXT"},
-    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
-    {400, "CUDA_ERROR_INVALID_HANDLE"},
-    {500, "CUDA_ERROR_NOT_FOUND"},
-    {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
-    {719, "CUDA_ERROR_LAUNCH_FAILED"},
-    {800, "CUDA_ERROR_NOT_PERMITTED"},
-    {801, "CUDA_ERROR_NOT_SUPPORTED"},
-    {802, "CUDA_ERROR_SYSTEM_NOT_READY"},
-    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
-    {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
-    {999, "CUDA_ERROR_UNKNOWN"},
-};
-
-const char *cg_cu_result_name(int res)
-{
-    const char *n = LOOKUP(cu, res);
-    return n ? n : "CUDA_ERROR_UNRECOGNIZED";
 }

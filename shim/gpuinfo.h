@@ -1,6 +1,6 @@
 /* gpuinfo.h - the resource layer's internal interface: what the GPU looks
  * like at a failure (gpuinfo.c), the process's GPU memory accounting
- * (gpumem.c), and the names of CUDA / cuDNN status codes (gpuinfo.c). */
+ * (gpumem.c), and the names of CUDA / cuDNN status codes (status.c, from status.def). */
 #ifndef CONVGUARD_GPUINFO_H
 #define CONVGUARD_GPUINFO_H
 

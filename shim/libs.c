@@ -19,6 +19,22 @@ static int nlibs;
  * triggers comes back through dlopen on the same thread. */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
+/* The gate first, then the lock: sections under the lock ask the loader and
+ * the driver (gated calls), and a fork's prepare waits for gated threads
+ * while holding nothing of ours, so this order can never wait in a circle
+ * (forkgate.c). */
+static void table_lock(void)
+{
+    cg_fork_gate_enter();
+    pthread_mutex_lock(&lock);
+}
+
+static void table_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+    cg_fork_gate_leave();
+}
+
 /* Failed loads not (yet) followed by a success of the same stem. */
 #define MAX_PROBES 32
 static struct probe {
@@ -176,6 +192,7 @@ static void record_lib(const struct cg_obj *o, const char *via)
     }
     /* Versions first (they may answer from the library itself), then the event. */
     cg_versions_on_load(o, l->soname, l->family);
+    const char *driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
     char b[4096];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "lib");
@@ -192,6 +209,8 @@ static void record_lib(const struct cg_obj *o, const char *via)
         cg_ev_i64(&e, "version", l->version);
     if (l->built_for >= 0)
         cg_ev_i64(&e, "cuda_built_for", l->built_for);
+    if (driver_log)
+        cg_ev_str(&e, "driver_log", driver_log);
     struct needed_ctx nc = {.soname = l->soname};
     if (cg_elf_each_obj(needed_cb, &nc))
         cg_ev_str(&e, "needed_by", nc.by);
@@ -241,9 +260,9 @@ static void scan_locked(const char *via)
 
 void cg_loader_scan(const char *reason)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     scan_locked(reason);
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 static struct probe *probe_find(const char *stem)
@@ -273,17 +292,17 @@ static int count_new_cb(const struct cg_obj *o, void *p)
     return 0;
 }
 
-void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name)
+void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name, bool added)
 {
     struct link_map *lm = handle;
     char stem[96];
     cg_lib_stem(file, stem, sizeof stem);
-    pthread_mutex_lock(&lock);
+    table_lock();
     const char *path = lm && lm->l_name && lm->l_name[0] ? lm->l_name : NULL;
     /* Other names (a Python extension module, say) are written only when
      * they brought a CUDA-family library in. */
     int fresh = 0;
-    if (!traced_name)
+    if (!traced_name && added)
         cg_elf_each_obj(count_new_cb, &fresh);
     bool repeat = traced_name && seen_before(file, true, path);
     struct probe *p = traced_name ? probe_find(stem) : NULL;
@@ -301,15 +320,16 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
     }
     if (p)
         p->count = 0;
-    scan_locked(file);
-    pthread_mutex_unlock(&lock);
+    if (added) /* a library loaded before was scanned when it was loaded */
+        scan_locked(file);
+    table_unlock();
 }
 
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err)
 {
     char stem[96];
     cg_lib_stem(file, stem, sizeof stem);
-    pthread_mutex_lock(&lock);
+    table_lock();
     bool written = false;
     uint64_t written_seq = 0;
     if (!seen_before(file, false, err)) {
@@ -374,26 +394,26 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         }
         p->count++;
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap)
 {
     bool found = false;
-    pthread_mutex_lock(&lock);
+    table_lock();
     struct probe *p = probe_find(stem);
     if (p && p->has_seq) {
         found = true;
         *seq = p->seq;
         cg_strlcpy(err, p->err, cap);
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
     return found;
 }
 
 void cg_libs_unresolved_events(void)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     for (int i = 0; i < MAX_PROBES; i++) {
         struct probe *p = &probes[i];
         if (!p->count || p->listed)
@@ -411,16 +431,16 @@ void cg_libs_unresolved_events(void)
         cg_ev_end(&e);
         p->listed = true;
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 int cg_libs_unresolved_failures(void)
 {
     int n = 0;
-    pthread_mutex_lock(&lock);
+    table_lock();
     for (int i = 0; i < MAX_PROBES; i++)
         n += probes[i].count > 0; /* one per library, however often retried */
-    pthread_mutex_unlock(&lock);
+    table_unlock();
     return n;
 }
 
@@ -436,7 +456,7 @@ static int alive_cb(const struct cg_obj *o, void *p)
 
 void cg_libs_after_close(uintptr_t base)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     for (int i = 0; i < nlibs; i++) {
         struct cg_lib *l = &libs[i];
         if (l->unloaded || l->base != base)
@@ -460,7 +480,7 @@ void cg_libs_after_close(uintptr_t base)
         cg_ev_str(&e, "path", l->path);
         cg_ev_end(&e);
     }
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 void cg_libs_step_aside(const char *name, void *real, void *first, const char *route)
@@ -477,9 +497,9 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_end(&e);
 }
 
-/* fork(): the child must not inherit the table's lock held by another thread */
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+/* fork(): every section under the table's lock is inside the fork gate
+ * (table_lock), so no thread is half-way through one when fork() copies the
+ * process; the child still gets the lock fresh, as every shim lock. */
 static void fork_child(void)
 {
     pthread_mutexattr_t a;
@@ -489,15 +509,15 @@ static void fork_child(void)
     pthread_mutexattr_destroy(&a);
 }
 
-void cg_libs_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+void cg_libs_init(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {
-    pthread_mutex_lock(&lock);
+    table_lock();
     for (int i = 0; i < nlibs; i++)
         if (!libs[i].unloaded)
             fn(&libs[i], arg);
-    pthread_mutex_unlock(&lock);
+    table_unlock();
 }
 
 static void replaced_cb(struct cg_lib *l, void *arg)

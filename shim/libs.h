@@ -29,7 +29,8 @@ struct cg_lib {
 void cg_libs_init(void); /* at start: fork handlers */
 
 /* loader.c -> libs.c */
-void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name);
+/* added: the dlopen mapped objects that were not there before (loader.c) */
+void cg_libs_after_open(const char *file, int flags, const void *caller, void *handle, bool traced_name, bool added);
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err);
 void cg_libs_after_close(uintptr_t base);
 void cg_libs_step_aside(const char *name, void *real, void *first, const char *route);

@@ -17,6 +17,8 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cg.h"
 #include "gpuinfo.h"
@@ -74,17 +76,20 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file)
         return open_as(caller, lmid, m, file, flags);
     bool traced = cg_lib_is_traced_name(file);
-    unsigned long long adds = cg_elf_adds();
     void *h = open_as(caller, lmid, m, file, flags);
     int saved = errno; /* what the real call left: the program must see that */
     if (h) {
-        bool added = cg_elf_adds() != adds;
+        /* Loaded before (the shim's copy of the link map has it): nothing was
+         * added, and the loader is not asked (a dlopen of a loaded library is
+         * cuDNN's way of reaching its parts: frequent).  A handle the copy
+         * does not know: the object, and maybe its dependencies, are new. */
+        bool added = !cg_objsnap_has_dyn(((struct link_map *)h)->l_ld);
         if (added) {
             cg_objsnap_refresh(); /* module names for crash backtraces */
             cg_crash_after_load();
         }
         if (traced || added) {
-            cg_libs_after_open(file, flags, caller, h, traced);
+            cg_libs_after_open(file, flags, caller, h, traced, added);
             /* recording may have called into the library: leave no error behind */
             cg_dl.dlerror();
             pending_clear();
@@ -112,6 +117,19 @@ CG_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int flags)
     return do_open(__builtin_return_address(0), (long)lmid, true, file, flags);
 }
 
+/* Did the dlclose unmap the object?  Most do not (another reference keeps it
+ * loaded): mincore on its dynamic section's page answers without the
+ * loader's lock (ENOMEM: nothing is mapped there any more). */
+static bool unmapped(const void *dyn)
+{
+    if (!dyn)
+        return true;
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char v;
+    void *p = (void *)((uintptr_t)dyn & ~(uintptr_t)(page - 1));
+    return mincore(p, 1, &v) != 0 && errno == ENOMEM;
+}
+
 CG_EXPORT int dlclose(void *handle)
 {
     pending_clear();
@@ -120,9 +138,10 @@ CG_EXPORT int dlclose(void *handle)
     LAUNDER(handle);
     struct link_map *lm = handle;
     uintptr_t base = lm ? lm->l_addr : 0;
+    const void *dyn = lm ? lm->l_ld : NULL;
     int r = cg_dl.dlclose(handle);
     int saved = errno;
-    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed)) {
+    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed) && unmapped(dyn)) {
         cg_libs_after_close(base);
         cg_objsnap_refresh();
     }

@@ -1,12 +1,19 @@
-/* objsnap.c - a copy of the list of loaded objects that a signal handler
- * can read.
+/* objsnap.c - a copy of the list of loaded objects that a signal handler,
+ * and the shim's frequent paths, can read without asking the loader.
  *
  * The crash handler must name the module of each frame, but every way of
  * asking the dynamic loader (dladdr, dl_iterate_phdr) takes its lock, and
- * the crash may have happened while that lock was held.  So the list is
- * copied (address ranges and path names) at start and after every dlopen /
- * dlclose that goes through the shim, outside any signal handler, and the
- * handler only reads the copy.
+ * the crash may have happened while that lock was held.  The frequent paths
+ * (every dlopen and dlsym of the program, the lookups of cuDNN's parts) must
+ * not take the loader's dl_load_write_lock either: a fork() while they hold
+ * it leaves the child's loader locked for ever (issue 21; forkgate.c).  So the
+ * list is copied (address ranges, dynamic sections, program headers, path
+ * names) at start, after every dlopen that added an object and after every
+ * dlclose that goes through the shim (every dlopen of the program does:
+ * the shim defines dlopen), outside any signal handler, and they read the
+ * copy.  Objects that libc loads and unloads for itself (NSS, iconv
+ * modules) bypass the shim's dlopen: an address in none of the copied
+ * objects sends cg_elf_find_obj to the loader (gated against fork).
  *
  * Two buffers: the writer fills the one no reader holds, then publishes it.
  * A reader announces itself on the published buffer and checks it is still
@@ -26,10 +33,14 @@
 
 struct snap_obj {
     uintptr_t start, end, base;
-    uint32_t name; /* offset into names */
+    const void *dyn, *phdr;
+    const char *loader_name; /* the loader's own string: valid while the object is loaded */
+    int phnum;
+    uint32_t name; /* offset into names: the copy a signal handler reads */
 };
 struct snap {
     int n;
+    bool complete; /* every object fitted */
     size_t used;
     struct snap_obj obj[SNAP_OBJS];
     char names[SNAP_NAMES];
@@ -37,6 +48,7 @@ struct snap {
 static struct snap bufs[2];
 static _Atomic int published = -1;
 static _Atomic int readers[2];
+static _Atomic uint64_t generation; /* publications so far */
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(writer);
 static char exe[1024];
@@ -53,13 +65,14 @@ static int add_obj(const struct cg_obj *o, void *arg)
     if (s->used + len + 1 > SNAP_NAMES)
         return 1;
     memcpy(s->names + s->used, name, len + 1);
-    s->obj[s->n++] = (struct snap_obj){o->start, o->end, o->base, (uint32_t)s->used};
+    s->obj[s->n++] = (struct snap_obj){o->start, o->end, o->base, o->dyn, o->phdr, o->name, o->phnum, (uint32_t)s->used};
     s->used += len + 1;
     return 0;
 }
 
 void cg_objsnap_refresh(void)
 {
+    cg_fork_gate_enter(); /* before the lock: the order every gated section keeps (forkgate.c) */
     pthread_mutex_lock(&writer);
     if (!exe[0]) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -76,9 +89,80 @@ void cg_objsnap_refresh(void)
         sched_yield();
     bufs[w].n = 0;
     bufs[w].used = 0;
-    cg_elf_each_obj(add_obj, &bufs[w]);
+    bufs[w].complete = cg_elf_each_obj(add_obj, &bufs[w]) == 0 && bufs[w].n < SNAP_OBJS;
     atomic_store(&published, w);
+    atomic_fetch_add(&generation, 1);
     pthread_mutex_unlock(&writer);
+    cg_fork_gate_leave();
+}
+
+uint64_t cg_objsnap_generation(void) { return atomic_load(&generation); }
+
+/* The published buffer, announced as read; NULL when there is none. */
+static const struct snap *read_begin(int *b_out)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int b = atomic_load(&published);
+        if (b < 0)
+            return NULL;
+        atomic_fetch_add(&readers[b], 1);
+        if (atomic_load(&published) == b) {
+            *b_out = b;
+            return &bufs[b];
+        }
+        atomic_fetch_sub(&readers[b], 1); /* republished meanwhile: retry */
+    }
+    return NULL;
+}
+
+static void read_end(int b) { atomic_fetch_sub(&readers[b], 1); }
+
+static void to_obj(const struct snap_obj *so, struct cg_obj *o)
+{
+    *o = (struct cg_obj){.base = so->base, .start = so->start, .end = so->end, .name = so->loader_name,
+                         .dyn = so->dyn, .phdr = so->phdr, .phnum = so->phnum};
+}
+
+/* Inside one of the object's PT_LOAD segments, not only its span. */
+static bool in_segment(const struct snap_obj *so, uintptr_t addr)
+{
+    const ElfW(Phdr) *ph = so->phdr;
+    for (int i = 0; i < so->phnum; i++)
+        if (ph[i].p_type == PT_LOAD && addr >= so->base + ph[i].p_vaddr &&
+            addr < so->base + ph[i].p_vaddr + ph[i].p_memsz)
+            return true;
+    return false;
+}
+
+int cg_objsnap_lookup(const void *addr, struct cg_obj *out)
+{
+    int b;
+    const struct snap *s = read_begin(&b);
+    if (!s)
+        return -1;
+    int r = s->complete ? 0 : -1;
+    for (int i = 0; i < s->n; i++)
+        if ((uintptr_t)addr >= s->obj[i].start && (uintptr_t)addr < s->obj[i].end &&
+            in_segment(&s->obj[i], (uintptr_t)addr)) {
+            to_obj(&s->obj[i], out);
+            r = 1;
+            break;
+        }
+    read_end(b);
+    return r;
+}
+
+bool cg_objsnap_has_dyn(const void *dyn)
+{
+    int b;
+    const struct snap *s = read_begin(&b);
+    if (!s)
+        return false;
+    bool found = false;
+    for (int i = 0; i < s->n && !found; i++)
+        found = s->obj[i].dyn == dyn;
+    read_end(b);
+    return found;
 }
 
 /* A forked child has one thread: nobody reads (the writer lock is
@@ -94,25 +178,17 @@ void cg_objsnap_after_fork(void)
  * was loaded at the last refresh. */
 bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base)
 {
-    for (int tries = 0; tries < 8; tries++) {
-        int b = atomic_load(&published);
-        if (b < 0)
-            return false;
-        atomic_fetch_add(&readers[b], 1);
-        if (atomic_load(&published) != b) { /* republished meanwhile: retry */
-            atomic_fetch_sub(&readers[b], 1);
-            continue;
+    int b;
+    const struct snap *s = read_begin(&b);
+    if (!s)
+        return false;
+    bool found = false;
+    for (int i = 0; i < s->n && !found; i++)
+        if (addr >= s->obj[i].start && addr < s->obj[i].end) {
+            cg_strlcpy(name, s->names + s->obj[i].name, cap);
+            *base = s->obj[i].base;
+            found = true;
         }
-        const struct snap *s = &bufs[b];
-        bool found = false;
-        for (int i = 0; i < s->n && !found; i++)
-            if (addr >= s->obj[i].start && addr < s->obj[i].end) {
-                cg_strlcpy(name, s->names + s->obj[i].name, cap);
-                *base = s->obj[i].base;
-                found = true;
-            }
-        atomic_fetch_sub(&readers[b], 1);
-        return found;
-    }
-    return false;
+    read_end(b);
+    return found;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "codeimage.h"
 #include "fallback.h"
 #include "gpuinfo.h"
 #include "libs.h"
@@ -206,6 +207,8 @@ static void after_fork_child(void)
         atomic_store(&cg_count[h].fails, 0);
     }
     cg_gpumem_after_fork();
+    cg_drvlog_after_fork();
+    cg_codeload_after_fork();
     atomic_store(&failures, 0);
     cg_trace_open_lazily(lazy_open);
 }
@@ -222,6 +225,7 @@ void cg_shim_init(void)
     cg.t0_ns = cg_now_ns();
     cg.pid = getpid();
     cg_real_dl_init();
+    cg_fork_gate_init(); /* before any other atfork handler of the shim: see forkgate.c */
     if (getauxval(AT_SECURE)) {
         /* setuid/setgid: the environment is not the user's to trust. Inert:
          * no settings read, no file, no signal handler. */
@@ -237,6 +241,7 @@ void cg_shim_init(void)
     }
     cg_libs_init();
     atomic_store(&cg.traced, true);
+    cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
     cg_real_promote();
     cg_crash_install();
     start_event(0);
@@ -314,6 +319,8 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_gpumem_exit(&e);
     cg_graph_exit_summary(&e);
+    cg_drvlog_exit(&e);
+    cg_codeload_exit(&e);
     if (cg_cfg.fallback) {
         cg_ev_u64(&e, "fallbacks", cg_fallback_count());
         cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());

@@ -18,6 +18,7 @@
 
 _Atomic uint64_t cg_events_written, cg_events_dropped;
 _Atomic uint64_t cg_last_failure_seq; /* seq + 1 of the last failure event, 0: none yet */
+void (*cg_ev_on_failure)(struct cg_ev *e);
 static _Atomic uint64_t seq;
 static _Atomic uint64_t bytes_written;
 static atomic_bool broken;  /* a short write left a partial line: write nothing more */
@@ -287,6 +288,11 @@ void cg_ev_end(struct cg_ev *e)
     if (e->cap < CG_EV_MIN) {
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
         return;
+    }
+    if (CG_UNLIKELY(e->failure)) {
+        void (*on_failure)(struct cg_ev *) = __atomic_load_n(&cg_ev_on_failure, __ATOMIC_ACQUIRE);
+        if (on_failure)
+            on_failure(e); /* drvlog.c: the driver's words about this failure, written just before it */
     }
     if (e->overflow) {
         /* Drop the unfinished tail back to a safe point: cut at the last

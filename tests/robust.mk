@@ -16,7 +16,8 @@ RB_RT     := $(BUILD)/doubles/cudart/libcudart.so.13
 CXX       ?= g++
 
 RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
-	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges
+	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges \
+	$(RB)/prog_forkstress
 # Hosts built with a sanitizer (t_hostile.sh): their runtime calls the
 # shim's dlsym while it starts.  Only where the compiler has the runtimes.
 ifeq ($(findstring -fsanitize,$(CC)),)
@@ -83,10 +84,11 @@ SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 # The sanitizer runtimes resolve the functions they intercept with dlsym()
 # while they start, before their shadow memory exists; dlsym is the shim's.
 # The files on that path (the loader interposers, the real-function lookup,
+# the copy of the link map and the fork gate they read,
 # the ELF reader) are therefore built without the memory instrumentation
 # (UBSan still on); everything else is instrumented.  No LTO there: GCC
 # instruments at link time, which would undo the per-file choice.
-SAN_PLAIN := real.o elf.o loader.o
+SAN_PLAIN := real.o elf.o loader.o objsnap.o forkgate.o
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
@@ -102,10 +104,16 @@ check-sanitize:
 	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" SAN_CLIENT_CC_SET="$(SAN_CLIENT_CC)" test-deps
 	$(SAN_ENV) tests/run.sh
 check-tsan:
-	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads doubles
+	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads \
+	    build-tsan/robust/prog_forkstress doubles
 	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
 	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    bash tests/preload/t_threads.sh
+# the threads + fork client (issue 21): the forked children run no threads,
+# which TSan supports; fewer forks (TSan makes each slow)
+	mkdir -p build-tsan/doubles && cp -r $(BUILD)/doubles/. build-tsan/doubles/
+	CG_BUILD=$(CURDIR)/build-tsan CG_FORK_DIV=5 CG_FORK_BASELINE=0 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0 \
+	    bash tests/preload/t_fork_threads.sh
 
 # ---- valgrind: memcheck over the clients, the shim preloaded
 VG := valgrind --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes

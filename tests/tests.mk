@@ -22,7 +22,7 @@ CGT_ORIGIN := -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
 # Where the real CUDA libraries are, for ext_torchlike_real.so (optional).
 CGT_CUDA_LIB ?= /usr/local/cuda/lib
 
-CGT_DOUBLES := $(CGT_D)/cuda/libcuda.so.1 $(CGT_D)/cudart/libcudart.so.13 \
+CGT_DOUBLES := $(CGT_D)/cuda/libcuda.so.1 $(CGT_D)/cuda-nolog/libcuda.so.1 $(CGT_D)/cudart/libcudart.so.13 \
 	$(CGT_D)/cudnn9/libcudnn.so.9 $(CGT_D)/cudnn9/libcudnn_graph.so.9 $(CGT_D)/cudnn9/libcudnn_cnn.so.9 \
 	$(CGT_D)/cudnn8/libcudnn.so.8 $(CGT_D)/cudnn8/libcudnn_ops_infer.so.8 \
 	$(CGT_D)/cudnn8/libcudnn_cnn_infer.so.8 \
@@ -30,7 +30,7 @@ CGT_DOUBLES := $(CGT_D)/cuda/libcuda.so.1 $(CGT_D)/cudart/libcudart.so.13 \
 
 CGT_CLIENTS := $(CGT_C)/client_torchlike $(CGT_C)/ext_torchlike.so $(CGT_C)/client_tflike \
 	$(CGT_C)/client_jaxlike $(CGT_C)/plugin_jaxlike.so $(CGT_C)/client_probe \
-	$(CGT_C)/client_copyload $(CGT_C)/client_cudnn8
+	$(CGT_C)/client_copyload $(CGT_C)/client_cudnn8 $(CGT_C)/client_drvlog
 ifneq ($(wildcard $(CGT_CUDA_LIB)/libcudnn.so.9),)
 ifneq ($(wildcard $(CGT_CUDA_LIB)/libcudart.so.13),)
 CGT_CLIENTS += $(CGT_C)/ext_torchlike_real.so
@@ -54,6 +54,10 @@ $(CGT_D)/maps/%.map:
 $(CGT_D)/cuda/libcuda.so.1: $(CGT_TD)/libcuda_double.c $(CGT_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CGT_SO) -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
+# a driver before CUDA 12.9: no cuLogs* functions
+$(CGT_D)/cuda-nolog/libcuda.so.1: $(CGT_TD)/libcuda_double.c $(CGT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CGT_SO) -DCGTEST_NO_LOGS_API -Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
 
 # ---- the runtime: no DT_NEEDED on libcuda (it dlopen()s it)
 $(CGT_D)/cudart/libcudart.so.13: $(CGT_TD)/libcudart_double.c $(CGT_HDR) $(CGT_D)/maps/libcudart.so.13.map

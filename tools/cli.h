@@ -122,6 +122,14 @@ bool is_failure_event(struct trace *t, size_t i);          /* also: unresolved l
 char *describe_event(json_t *ev);                          /* "#8 cudnnCreate -> ..." */
 bool load_resolved(struct trace *t, size_t i);             /* dlopen failure later resolved */
 
+/* ---- rules_code.c: the rules about GPU code and the driver's log */
+bool m_code_arch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_ptx_version(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_driver_error(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+bool m_code_no_fit(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+/* The driver's messages that explain ev, quoted: "No device ..." "Returning 209 ...", or NULL. */
+char *driver_words(struct trace *t, json_t *ev);
+
 struct analysis;
 struct analysis *analyse(struct trace_set *s);
 void analysis_free(struct analysis *a);

@@ -204,6 +204,10 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
         esc(o, a->p[f->ti].label);
         fputs(")</small>", o);
     }
+    if (f->driver) {
+        fputs("</dd><dt>the driver said</dt><dd>", o);
+        esc(o, f->driver);
+    }
     fputs("</dd><dt>cause</dt><dd>", o);
     esc(o, f->cause);
     if (g->nb > 1) {

@@ -227,6 +227,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
         f->seen = describe_event(ev);
     else
         f->seen = xstrdup("");
+    f->driver = driver_words(&a->s->t[ti], ev);
     if (count > 1) {
         char *s = xasprintf("%s (and %d more like it)", f->seen, count - 1);
         free(f->seen);
@@ -558,7 +559,7 @@ void analysis_free(struct analysis *a)
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];
         json_decref(f->vars);
-        free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix);
+        free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix), free(f->driver);
     }
     for (size_t i = 0; i < a->s->n; i++)
         free(a->p[i].label), free(a->p[i].prog);
@@ -815,6 +816,8 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
         wrap(out, "    trace:   ", t, 13);
         free(t);
     }
+    if (f->driver)
+        wrap(out, "    driver:  ", f->driver, 13);
     if (g->nb == 1) {
         wrap(out, "    cause:   ", f->cause, 13);
     } else {
@@ -983,6 +986,8 @@ json_t *analysis_json(struct analysis *a)
                                                    f->cause, "fix", f->fix, "processes", procs_json(&b->p), "seq",
                                                    f->ev ? json_integer(jint(f->ev, "seq", -1)) : json_null(), "facts",
                                                    f->vars, "count", (json_int_t)b->p.n, "who", who, "group", g));
+            json_object_set_new(json_array_get(finds, json_array_size(finds) - 1), "driver_said",
+                                f->driver ? json_string(f->driver) : json_null());
             free(who);
         }
         struct finding *f = &a->f[a->blocks[G->blocks[0]].head];

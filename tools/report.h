@@ -11,6 +11,7 @@ struct finding {
     json_t *vars;   /* facts for the texts (owned) */
     int count;      /* how many events matched */
     char *title, *symptom, *seen, *cause, *fix;
+    char *driver;   /* the driver's own words about it, quoted (rules_code.c), or NULL */
     int block;      /* index of the first finding with the same rule, cause and fix */
 };
 

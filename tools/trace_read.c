@@ -85,12 +85,15 @@ static void add_stem(json_t *ev)
 
 /* ---- which events are kept
  *
- * The rules read events through their patterns (rules.def: RULE and FAILURE
- * rows) and, in their match functions, the process's start, exit and lib
- * events.  So an event is kept when its name is `start`, `exit` or `lib`, or
- * when some pattern of the table matches it; every other event is counted
- * (lines, seq gaps, the timeline's numbers) and dropped as soon as it is read.
- * Only the events whose name some pattern mentions are built as JSON at all.
+ * The rules read events of the kinds their patterns name (rules.def: RULE and
+ * FAILURE rows) and, in their match functions, the process's start, exit and
+ * lib events; a match function may read every event of a kind a pattern
+ * names, matched or not (the driver's messages around a failure).  So an
+ * event is kept when its name is `start`, `exit` or `lib` or is named by some
+ * pattern of the table; every other event is counted (lines, seq gaps, the
+ * timeline's numbers) and dropped as soon as it is read, without being built
+ * as JSON.  Successful loads are not kept either: what they tell (a failed
+ * load that a later one resolved: cuDNN's probes) is decided as they are read.
  * Of each kind the first KEEP_FIRST and the last KEEP_LAST are kept (a
  * process that failed a million times gets the first failures and the last
  * ones, and a count of the rest), so what is kept of a trace is bounded
@@ -145,15 +148,7 @@ static int name_index(const char *n, size_t len)
 
 static bool wanted(json_t *ev, const char *name)
 {
-    if (strcmp(name, "start") == 0 || strcmp(name, "exit") == 0 || strcmp(name, "lib") == 0)
-        return true;
-    for (size_t i = 0; i < n_rules; i++)
-        if (*rules[i].pattern && pattern_match(rules[i].pattern, ev))
-            return true;
-    for (size_t i = 0; i < n_failure_texts; i++)
-        if (pattern_match(failure_texts[i].pattern, ev))
-            return true;
-    return false;
+    return strcmp(name, "dlopen") != 0 || !jtrue(ev, "ok");
 }
 
 struct kept { long ord; json_t *ev; };

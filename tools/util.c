@@ -52,49 +52,33 @@ bool jhas(json_t *obj, const char *path)
     return v && !json_is_null(v) && !json_is_false(v);
 }
 
-/* The names the libraries themselves use, so users can search for them. */
-struct code { long long v; const char *name; };
-static const struct code cudnn_codes[] = {
-    {0, "CUDNN_STATUS_SUCCESS"}, {1001, "CUDNN_STATUS_NOT_INITIALIZED"},
-    {1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"}, {1003, "CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH"},
-    {1004, "CUDNN_STATUS_DEPRECATED"}, {1005, "CUDNN_STATUS_LICENSE_ERROR"},
-    {1006, "CUDNN_STATUS_RUNTIME_IN_PROGRESS"}, {1007, "CUDNN_STATUS_RUNTIME_FP_OVERFLOW"},
-    {1008, "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"}, {2000, "CUDNN_STATUS_BAD_PARAM"},
-    {3000, "CUDNN_STATUS_NOT_SUPPORTED"}, {4000, "CUDNN_STATUS_INTERNAL_ERROR"},
-    {4003, "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED"},
-    {4004, "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"},
-    {5000, "CUDNN_STATUS_EXECUTION_FAILED"}, {5003, "CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER"},
-    /* cuDNN 8 numbering */
-    {1, "CUDNN_STATUS_NOT_INITIALIZED"}, {2, "CUDNN_STATUS_ALLOC_FAILED"}, {3, "CUDNN_STATUS_BAD_PARAM"},
-    {4, "CUDNN_STATUS_INTERNAL_ERROR"}, {5, "CUDNN_STATUS_INVALID_VALUE"}, {6, "CUDNN_STATUS_ARCH_MISMATCH"},
-    {7, "CUDNN_STATUS_MAPPING_ERROR"}, {8, "CUDNN_STATUS_EXECUTION_FAILED"}, {9, "CUDNN_STATUS_NOT_SUPPORTED"},
-    {10, "CUDNN_STATUS_LICENSE_ERROR"}, {-1, NULL}};
-static const struct code cudart_codes[] = {
-    {0, "cudaSuccess"}, {1, "cudaErrorInvalidValue"}, {2, "cudaErrorMemoryAllocation"},
-    {3, "cudaErrorInitializationError"}, {34, "cudaErrorStubLibrary"},
-    {35, "cudaErrorInsufficientDriver"}, {36, "cudaErrorCallRequiresNewerDriver"},
-    {100, "cudaErrorNoDevice"}, {101, "cudaErrorInvalidDevice"}, {209, "cudaErrorNoKernelImageForDevice"},
-    {222, "cudaErrorUnsupportedPtxVersion"}, {304, "cudaErrorOperatingSystem"},
-    {803, "cudaErrorSystemDriverMismatch"}, {804, "cudaErrorCompatNotSupportedOnDevice"},
-    {999, "cudaErrorUnknown"}, {-1, NULL}};
-static const struct code driver_codes[] = {
-    {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-    {3, "CUDA_ERROR_NOT_INITIALIZED"}, {4, "CUDA_ERROR_DEINITIALIZED"}, {34, "CUDA_ERROR_STUB_LIBRARY"},
-    {100, "CUDA_ERROR_NO_DEVICE"}, {101, "CUDA_ERROR_INVALID_DEVICE"},
-    {201, "CUDA_ERROR_INVALID_CONTEXT"}, {500, "CUDA_ERROR_NOT_FOUND"},
-    {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"}, {999, "CUDA_ERROR_UNKNOWN"}, {-1, NULL}};
+/* The names the libraries themselves use, so users can search for them: the
+ * shim's one table (shim/status.def).  cuDNN 9 numbers from 1000 up, cuDNN 8
+ * below 15, so a cuDNN code tells which numbering it is. */
+enum status_lib { CU, RT, DNN9, DNN8 };
+static const struct code { unsigned char lib; long long v; const char *name; } codes[] = {
+#define CG_STATUS(lib, value, name) {lib, value, #name},
+#include "status.def"
+#undef CG_STATUS
+};
+
+static const char *lookup(enum status_lib lib, long long v)
+{
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].lib == lib && codes[i].v == v)
+            return codes[i].name;
+    return NULL;
+}
 
 const char *status_name(const char *fn, long long status)
 {
-    const struct code *c = driver_codes;
-    if (fn && strncmp(fn, "cudnn", 5) == 0)
-        c = cudnn_codes;
-    else if (fn && strncmp(fn, "cuda", 4) == 0)
-        c = cudart_codes;
-    for (; c->name; c++)
-        if (c->v == status)
-            return c->name;
-    return NULL;
+    if (fn && strncmp(fn, "cudnn", 5) == 0) {
+        const char *n = lookup(DNN9, status);
+        return n ? n : lookup(DNN8, status);
+    }
+    if (fn && strncmp(fn, "cuda", 4) == 0)
+        return lookup(RT, status);
+    return lookup(CU, status);
 }
 
 char *fmt_size(long long b, char *buf, size_t n)

@@ -32,6 +32,9 @@
 #ifndef CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
 #define CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT 2
 #endif
+#ifndef CUDA_ERROR_INVALID_HANDLE
+#define CUDA_ERROR_INVALID_HANDLE 400
+#endif
 #ifndef CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 #define CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
 #endif
@@ -92,6 +95,12 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fname, CUjit_option *jit_options, void **jit_values,
                                unsigned int n_jit, CUlibraryOption *lib_options, void **lib_values, unsigned int n_lib);
 CUresult cuLibraryUnload(CUlibrary library);
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUkern_st *CUkernel;
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name);
+CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary library, const char *name);
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shmem, CUstream s, void **params, void **extra);
 CUresult cuGetErrorName(CUresult err, const char **name);
 CUresult cuGetErrorString(CUresult err, const char **str);
 /* Test helpers of the double, not CUDA API. */

@@ -28,21 +28,124 @@
  *                            library needs (default 1); less free: the load
  *                            fails CUDA_ERROR_OUT_OF_MEMORY, as the real one
  *                            does when a pool took the GPU.  Not kept.
+ *   CUDA_MODULE_LOADING      EAGER: code with nothing for this GPU fails at
+ *                            load (209); otherwise (LAZY, the default) the
+ *                            load works and the kernel lookup fails.
+ *   CUDA_LOG_FILE            stdout, stderr or a file: each message of the
+ *                            driver's log as a line "[time][tid][CUDA][E] ...".
+ *   CGTEST_LOG_PREFIX        1: callbacks get the line with that prefix, as
+ *                            the file does; default the words alone.
+ *
+ * Error Log Management (CUDA 12.9+): cuLogsRegisterCallback; every failing
+ * call logs "Returning N (NAME) from fn", some an explanation before it.
+ * Built with -DCGTEST_NO_LOGS_API (build/doubles/cuda-nolog/) it has no
+ * cuLogs* functions, as drivers before 12.9.
+ *
+ * Code images: a fatbinary (entries: kind 1 PTX / 2 ELF, SM architecture),
+ * a cubin, or PTX text (.version, .target).  The simulated GPU is 9.0 and
+ * takes PTX up to ISA 9.0 (CUDA 13.0).
  *
  * Linked with -Bsymbolic-functions (as all the doubles): the addresses in
  * the cuGetProcAddress table are this library's own, the same that
  * dlsym(handle, name) returns, and calls between its own functions never
  * go through a PLT, even when a preloaded library defines the same names. */
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_double.h"
 #include "cgtest_env.h"
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 #define MiB ((size_t)1 << 20)
+
+/* ---- the driver's log */
+static const char *err_name(CUresult e);
+#ifndef CGTEST_NO_LOGS_API
+struct CUlogsCallbackEntry_st { CUlogsCallback fn; void *data; int used; };
+static struct CUlogsCallbackEntry_st log_cbs[8];
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+API CUresult cuLogsRegisterCallback(CUlogsCallback fn, void *data, CUlogsCallbackHandle *out)
+{
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < 8; i++)
+        if (!log_cbs[i].used) {
+            log_cbs[i] = (struct CUlogsCallbackEntry_st){fn, data, 1};
+            pthread_mutex_unlock(&log_lock);
+            if (out)
+                *out = &log_cbs[i];
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&log_lock);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+API CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle h)
+{
+    if (!h || h < log_cbs || h >= log_cbs + 8 || !h->used)
+        return CUDA_ERROR_INVALID_VALUE;
+    h->used = 0;
+    return CUDA_SUCCESS;
+}
+#endif
+
+/* One message: to CUDA_LOG_FILE, then to every registered callback (outside
+ * the lock, on the calling thread, as the real driver does). */
+static void drv_log(const char *fmt, ...)
+{
+    char words[1024], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(words, sizeof words, fmt, ap);
+    va_end(ap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    localtime_r(&ts.tv_sec, &tm);
+    snprintf(line, sizeof line, "[%02d:%02d:%02d.%03ld][%ld][CUDA][E] %s", tm.tm_hour, tm.tm_min, tm.tm_sec,
+             ts.tv_nsec / 1000000, (long)syscall(SYS_gettid), words);
+    const char *file = getenv("CUDA_LOG_FILE");
+    if (file && *file) {
+        FILE *f = strcmp(file, "stdout") == 0 ? stdout : strcmp(file, "stderr") == 0 ? stderr : fopen(file, "a");
+        if (f) {
+            fprintf(f, "%s\n", line);
+            if (f != stdout && f != stderr)
+                fclose(f);
+            else
+                fflush(f);
+        }
+    }
+#ifndef CGTEST_NO_LOGS_API
+    const char *msg = cgtest_env_num("CGTEST_LOG_PREFIX", 0) ? line : words;
+    struct CUlogsCallbackEntry_st cbs[8];
+    pthread_mutex_lock(&log_lock);
+    memcpy(cbs, log_cbs, sizeof cbs);
+    pthread_mutex_unlock(&log_lock);
+    for (int i = 0; i < 8; i++)
+        if (cbs[i].used) {
+            char copy[1200];
+            snprintf(copy, sizeof copy, "%s", msg);
+            cbs[i].fn(cbs[i].data, CU_LOG_LEVEL_ERROR, copy, strlen(copy));
+        }
+#endif
+}
+
+/* Every failing call says so last, as the real driver does. */
+static CUresult drv_ret(const char *fn, CUresult r)
+{
+    if (r != CUDA_SUCCESS)
+        drv_log("Returning %d (%s) from %s", r, err_name(r), fn);
+    return r;
+}
 
 /* ---- initialisation and context */
 enum { UNINIT, READY, FAILED };
@@ -51,8 +154,8 @@ struct CUctx_st { int dev; int refs; };
 static struct CUctx_st primary;
 static __thread CUcontext current; /* per thread, as in the real driver */
 
-#define NEED_INIT() do { if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
-#define NEED_CTX() do { NEED_INIT(); if (!current) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+#define NEED_INIT() do { if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY) return drv_ret(__func__, CUDA_ERROR_NOT_INITIALIZED); } while (0)
+#define NEED_CTX() do { NEED_INIT(); if (!current) { drv_log("No CUDA context is current to the calling thread"); return drv_ret(__func__, CUDA_ERROR_INVALID_CONTEXT); } } while (0)
 
 API CUresult cuInit(unsigned int flags)
 {
@@ -60,7 +163,7 @@ API CUresult cuInit(unsigned int flags)
         return CUDA_ERROR_INVALID_VALUE;
     if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != READY)
         __atomic_store_n(&state, cgtest_env_num("CGTEST_NO_DEVICE", 0) ? FAILED : READY, __ATOMIC_RELEASE);
-    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    return drv_ret(__func__, __atomic_load_n(&state, __ATOMIC_ACQUIRE) == READY ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE);
 }
 
 /* The real driver answers this without cuInit. */
@@ -218,9 +321,10 @@ static CUresult mem_free(void *p)
 {
     struct blk **pp, *b;
 
-    static int failed, fail_limit = -1;
-    if (fail_limit < 0) /* read once: frees are in the benchmarks' baseline */
-        fail_limit = (int)cgtest_env_num("CGTEST_FREE_FAIL", 0);
+    static int failed;
+    static _Atomic int fail_limit = -1; /* racing first readers store the same value */
+    if (atomic_load_explicit(&fail_limit, memory_order_relaxed) < 0) /* read once: frees are in the benchmarks' baseline */
+        atomic_store_explicit(&fail_limit, (int)cgtest_env_num("CGTEST_FREE_FAIL", 0), memory_order_relaxed);
     if (!p)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&mem_lock);
@@ -337,40 +441,158 @@ API CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total_b)
     return CUDA_SUCCESS;
 }
 
-/* ---- loading GPU code: a handle to nothing, or CUDA_ERROR_OUT_OF_MEMORY
- * when less than CGTEST_CODE_MB MiB is free (a NULL image is invalid) */
-struct CUmod_st { int unused; };
-struct CUlib_st { int unused; };
-static CUresult code_load(void **out, const void *what, size_t sz)
+/* ---- loading GPU code: a handle that knows whether the code has anything
+ * for this (9.0) GPU, or CUDA_ERROR_OUT_OF_MEMORY when less than
+ * CGTEST_CODE_MB MiB is free (a NULL image is invalid) */
+struct CUmod_st { int fits; };
+struct CUlib_st { int fits; };
+struct CUfunc_st { int unused; };
+static struct CUfunc_st the_function;
+
+enum { IMG_FITS, IMG_NO_CODE, IMG_PTX_TOO_NEW, IMG_FITS_DUPLICATE };
+/* What the real driver says (measured on the H200, driver 580.159) */
+#define JIT_LOG_HINT ", to get more information when using CUDA Driver APIs use the CU_JIT_ERROR_LOG_BUFFER and " \
+                     "CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES parameters"
+static void log_no_code(void)
+{
+    drv_log("Error handling fatbinary" JIT_LOG_HINT);
+    drv_log("No available relocatable PTX entries for GPU");
+    drv_log("No device code available for GPU ISA 90");
+}
+/* What this double's GPU (9.0, PTX up to ISA 9.0) makes of an image. */
+static int image_verdict(const void *image)
+{
+    const unsigned char *p = image;
+    uint32_t magic;
+    memcpy(&magic, p, 4);
+    if (magic == 0xBA55ED50u) {
+        uint16_t hsize;
+        uint64_t size;
+        memcpy(&hsize, p + 6, 2);
+        memcpy(&size, p + 8, 8);
+        int fits = 0, dup = 0;
+        uint32_t seen[16];
+        int nseen = 0;
+        for (const unsigned char *e = p + hsize; e + 32 <= p + hsize + size;) {
+            uint16_t kind, minor, major;
+            uint32_t eh, arch;
+            uint64_t len;
+            memcpy(&kind, e, 2), memcpy(&eh, e + 4, 4), memcpy(&len, e + 8, 8);
+            memcpy(&minor, e + 24, 2), memcpy(&major, e + 26, 2), memcpy(&arch, e + 28, 4);
+            if (kind == 2 && arch == 90)
+                fits = 1;
+            for (int i = 0; i < nseen; i++)
+                dup |= seen[i] == (kind << 16 | arch);
+            if (nseen < 16)
+                seen[nseen++] = kind << 16 | arch;
+            if (kind == 1 && arch <= 90 && major * 10 + minor <= 90)
+                fits = 1;
+            if (eh < 32)
+                break;
+            e += eh + len;
+        }
+        return fits ? (dup ? IMG_FITS_DUPLICATE : IMG_FITS) : IMG_NO_CODE;
+    }
+    const char *v = strstr((const char *)image, "\n.version ");
+    if (v && (atoi(v + 10) > 9 || (atoi(v + 10) == 9 && atoi(strchr(v + 10, '.') + 1) > 0)))
+        return IMG_PTX_TOO_NEW;
+    return IMG_FITS; /* anything else: a module of nothing */
+}
+
+static CUresult code_load(const char *fn, void **out, const void *what, size_t sz, int is_image)
 {
     NEED_CTX();
-    if (!out || !what)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!out || !what) {
+        if (!what)
+            drv_log("image cannot be NULL");
+        return drv_ret(fn, CUDA_ERROR_INVALID_VALUE);
+    }
     if (sim_free_bytes() < cgtest_env_num("CGTEST_CODE_MB", 1) * MiB)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    return (*out = calloc(1, sz)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+        return drv_ret(fn, CUDA_ERROR_OUT_OF_MEMORY);
+    int v = is_image ? image_verdict(what) : IMG_FITS;
+    if (v == IMG_PTX_TOO_NEW) {
+        drv_log("JIT compilation failed" JIT_LOG_HINT);
+        drv_log("No device code available for GPU ISA 90");
+        return drv_ret(fn, CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+    }
+    const char *loading = getenv("CUDA_MODULE_LOADING");
+    if (v == IMG_NO_CODE && loading && strcmp(loading, "EAGER") == 0) {
+        log_no_code();
+        return drv_ret(fn, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    }
+    if (v == IMG_FITS_DUPLICATE) /* a note of a load that works (cuDNN's fatbinaries under JAX) */
+        drv_log("Duplicate entry kernels named \"_Z6kernelPf\"");
+    int *h = calloc(1, sz);
+    if (!h)
+        return drv_ret(fn, CUDA_ERROR_OUT_OF_MEMORY);
+    *h = v != IMG_NO_CODE; /* lazy loading: code with nothing for this GPU fails at the lookup */
+    *out = h;
+    return CUDA_SUCCESS;
 }
 
 API CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
-    return code_load((void **)module, fname, sizeof(struct CUmod_st));
+    return code_load(__func__, (void **)module, fname, sizeof(struct CUmod_st), 0);
 }
 
 API CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-    return code_load((void **)module, image, sizeof(struct CUmod_st));
+    return code_load(__func__, (void **)module, image, sizeof(struct CUmod_st), 1);
 }
 
 API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n, CUjit_option *options,
                                 void **values)
 {
     (void)n, (void)options, (void)values;
-    return code_load((void **)module, image, sizeof(struct CUmod_st));
+    return code_load(__func__, (void **)module, image, sizeof(struct CUmod_st), 1);
 }
 
 API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin)
 {
-    return code_load((void **)module, fatbin, sizeof(struct CUmod_st));
+    return code_load(__func__, (void **)module, fatbin, sizeof(struct CUmod_st), 1);
+}
+
+/* Not hooked by convguard: a failure here is seen only through the log. */
+API CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name)
+{
+    NEED_INIT();
+    if (!module)
+        return drv_ret(__func__, CUDA_ERROR_INVALID_HANDLE);
+    if (!f || !name)
+        return drv_ret(__func__, CUDA_ERROR_INVALID_VALUE);
+    if (!module->fits) {
+        log_no_code();
+        drv_log("Kernel (%s) cannot be found in module due to compilation error" JIT_LOG_HINT, name);
+        return drv_ret(__func__, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    }
+    *f = &the_function;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary library, const char *name)
+{
+    NEED_INIT();
+    if (!library)
+        return drv_ret(__func__, CUDA_ERROR_INVALID_HANDLE);
+    if (!k || !name)
+        return drv_ret(__func__, CUDA_ERROR_INVALID_VALUE);
+    if (!library->fits) {
+        log_no_code();
+        drv_log("Kernel (%s) cannot be found in library due to compilation error" JIT_LOG_HINT, name);
+        return drv_ret(__func__, CUDA_ERROR_NO_BINARY_FOR_GPU);
+    }
+    *k = (CUkernel)&the_function;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
+{
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)s, (void)params, (void)extra;
+    NEED_CTX();
+    if (f != &the_function)
+        return drv_ret(__func__, CUDA_ERROR_INVALID_HANDLE);
+    return CUDA_SUCCESS;
 }
 
 API CUresult cuModuleUnload(CUmodule module)
@@ -384,7 +606,7 @@ API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_optio
                                unsigned int n_jit, CUlibraryOption *lib_options, void **lib_values, unsigned int n_lib)
 {
     (void)jit_options, (void)jit_values, (void)n_jit, (void)lib_options, (void)lib_values, (void)n_lib;
-    return code_load((void **)library, code, sizeof(struct CUlib_st));
+    return code_load(__func__, (void **)library, code, sizeof(struct CUlib_st), 1);
 }
 
 API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fname, CUjit_option *jit_options,
@@ -392,7 +614,7 @@ API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fname, CUjit_
                                    void **lib_values, unsigned int n_lib)
 {
     (void)jit_options, (void)jit_values, (void)n_jit, (void)lib_options, (void)lib_values, (void)n_lib;
-    return code_load((void **)library, fname, sizeof(struct CUlib_st));
+    return code_load(__func__, (void **)library, fname, sizeof(struct CUlib_st), 0);
 }
 
 API CUresult cuLibraryUnload(CUlibrary library)
@@ -455,6 +677,13 @@ static const struct proc {
     { "cuLibraryLoadData", 12000, (void *)cuLibraryLoadData, NULL },
     { "cuLibraryLoadFromFile", 12000, (void *)cuLibraryLoadFromFile, NULL },
     { "cuLibraryUnload", 12000, (void *)cuLibraryUnload, NULL },
+    { "cuModuleGetFunction", 2000, (void *)cuModuleGetFunction, NULL },
+    { "cuLibraryGetKernel", 12000, (void *)cuLibraryGetKernel, NULL },
+    { "cuLaunchKernel", 4000, (void *)cuLaunchKernel, NULL },
+#ifndef CGTEST_NO_LOGS_API
+    { "cuLogsRegisterCallback", 12090, (void *)cuLogsRegisterCallback, NULL },
+    { "cuLogsUnregisterCallback", 12090, (void *)cuLogsUnregisterCallback, NULL },
+#endif
     { "cuGetProcAddress", 12000, (void *)cuGetProcAddress_v2, NULL },
     { "cuGetProcAddress", 11030, (void *)cuGetProcAddress, NULL },
     { "cuGetErrorName", 6000, (void *)cuGetErrorName, NULL },
@@ -505,7 +734,18 @@ static const struct { CUresult e; const char *name, *str; } errs[] = {
     { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
     { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
     { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device" },
+    { CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain." },
+    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
 };
+
+static const char *err_name(CUresult e)
+{
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+        if (errs[i].e == e)
+            return errs[i].name;
+    return "CUDA_ERROR_UNKNOWN";
+}
 
 static CUresult err_lookup(CUresult err, const char **out, int want_name)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -582,6 +582,70 @@ for f in glob.glob(sys.argv[1] + "/*.jsonl"):
     print("   %d lines, all JSON; seq 0..n-1: %s; exit calls=%s fails=%s" % (len(evs), seqs == list(range(len(evs))),
           json.dumps(ex[0]["calls"]) if ex else "-", json.dumps(ex[0]["fails"]) if ex else "-"))
 PYEOF
+        ;;
+    driverlog)
+        # The CUDA driver's own error log (issue 19, shim/drvlog.c, codeimage.c): code built for
+        # sm_80 only (static and shared cudart; lazy and eager loading) and PTX of a newer ISA loaded
+        # through cuModuleLoadData must leave the driver's words in the trace and a report naming the
+        # architecture or toolkit mismatch; code for this GPU, PyTorch and JAX runs that work must
+        # leave no driver_log event and print the same with and without the shim.
+        echo "== driverlog: the driver's own words in the trace and the report"
+        D=$OUT/drvlog
+        rm -rf "$D"; mkdir -p "$D"
+        NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+        CUINC=$(dirname "$(readlink -f "$NVCC")")/../include
+        K=tests/gpu/drvlog_kernel.cu
+        { $NVCC -gencode arch=compute_80,code=sm_80 -cudart static -o build/drvlog_sm80_static $K &&
+          $NVCC -gencode arch=compute_80,code=sm_80 -cudart shared -o build/drvlog_sm80_shared $K &&
+          $NVCC -gencode arch=compute_90,code=sm_90 -cudart shared -o build/drvlog_sm90 $K &&
+          gcc -std=c11 -I"$CUINC" -o build/drvlog_ptx tests/gpu/drvlog_ptx.c -ldl; } > "$D/build.log" 2>&1 ||
+            { echo "driverlog: build failed"; tail -5 "$D/build.log"; continue; }
+        dl_run() { # name expect cmd...: with and without the shim; the trace's driver_log events; the report
+            local name=$1 expect=$2; shift 2
+            timeout 180 "$@" > "$D/$name.plain" 2>&1; local a=$?
+            timeout 180 env CONVGUARD_QUIET=1 CONVGUARD_DIR=$D/$name LD_PRELOAD=$SHIM "$@" > "$D/$name.shim" 2>&1; local b=$?
+            # CUDA_LOG_FILE lines carry a time and a thread id: compared without them
+            local nt='s/^\[[0-9:.]+\]\[[0-9]+\]//'
+            echo "-- $name: exit $a without the shim, $b with it; output $(diff -q <(sed -E "$nt" "$D/$name.plain") \
+                <(sed -E "$nt" "$D/$name.shim") >/dev/null && echo same || echo DIFFERENT)"
+            diff <(sed -E "$nt" "$D/$name.plain") <(sed -E "$nt" "$D/$name.shim") | head -6 | sed 's/^/   diff: /'
+            grep -v '^convguard:' "$D/$name.shim" | tail -8 | sed 's/^/   | /'
+            $PY tests/gpu/drvlog_summary.py "$D/$name" "$expect"
+            [ -x build/convguard ] && build/convguard report "$D/$name" 2>&1 | sed 's/^/   > /' | head -40
+        }
+        dl_run sm80_static status=209 build/drvlog_sm80_static
+        dl_run sm80_shared status=209 build/drvlog_sm80_shared
+        dl_run sm80_eager status=209 env CUDA_MODULE_LOADING=EAGER build/drvlog_sm80_shared
+        dl_run sm80_logfile status=209 env CUDA_LOG_FILE=stderr build/drvlog_sm80_shared
+        dl_run ptx_newer status=222 build/drvlog_ptx
+        dl_run sm90 none build/drvlog_sm90
+        dl_run torch none $PY tests/gpu/conv_torch.py
+        dl_run jax none $PY tests/gpu/conv_jax.py
+        tar czf "$OUT/drvlog-traces.tgz" -C "$D" . 2>/dev/null
+        ;;
+    fork)
+        # Issue 21: DataLoader workers forked (fork start method, new workers every epoch) while a side
+        # thread runs cuDNN convolutions: no hang, the same losses with and without the shim; and the
+        # threads + fork client of make test against the real driver and the wheel's cuDNN.
+        echo "== fork: DataLoader workers forked while another thread is in cuDNN"
+        a=$(timeout 600 $PY tests/gpu/fork_loader.py 2>"$OUT/fork_plain.err"); ra=$?
+        rm -rf "$OUT/fork.traces"
+        b=$(CONVGUARD_DIR=$OUT/fork.traces CONVGUARD_QUIET=1 LD_PRELOAD=$SHIM timeout 600 $PY tests/gpu/fork_loader.py \
+            2>"$OUT/fork_shim.err"); rb=$?
+        echo "-- without the shim: rc $ra, $(echo "$a" | grep -c '^epoch') epochs, $(tail -1 "$OUT/fork_plain.err")"
+        echo "-- with the shim:    rc $rb, $(echo "$b" | grep -c '^epoch') epochs, $(tail -1 "$OUT/fork_shim.err")"
+        echo "   $(echo "$a" | grep '^epoch' | tail -1) / $(echo "$b" | grep '^epoch' | tail -1)"
+        echo "   output (losses, side thread) identical: $([ "$a" = "$b" ] && [ -n "$a" ] && echo yes || echo NO)"
+        echo "   traces: $(ls "$OUT/fork.traces" 2>/dev/null | wc -l) files, $(grep -l forked_from "$OUT/fork.traces"/*.jsonl 2>/dev/null | wc -l) of forked workers"
+        make -s robust >/dev/null 2>&1
+        WL=$(wheel_libs)
+        CUDNN=$(for d in ${WL//:/ }; do [ -e "$d/libcudnn.so.9" ] && echo "$d/libcudnn.so.9"; done | head -1)
+        for v in "cudnn,dlopen,dlsym 16 250 dl" "cudnn,dlopen,dlsym 16 250 hooked" "dlopen,dlsym 8 100 exec"; do
+            p=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} timeout 300 build/robust/prog_forkstress $v 2>&1 | tail -1)
+            q=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} CONVGUARD_QUIET=1 CONVGUARD_MAX_MB=4 CONVGUARD_DIR=$OUT/forkstress \
+                LD_PRELOAD=$SHIM timeout 300 build/robust/prog_forkstress $v 2>&1 | grep -v '^convguard:' | tail -1)
+            echo "-- prog_forkstress $v (real driver, ${CUDNN:-libcudnn.so.9}): without: $p; with: $q"
+        done
         ;;
     *) echo "unknown section $s" ;;
     esac

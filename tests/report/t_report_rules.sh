@@ -45,6 +45,14 @@ declare -A SAYS=(
     [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
     [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"
     [code_load_failed]="install the framework build for this GPU"
+    [code_arch_mismatch]="the code has sm_80 machine code and no PTX; this GPU is 9.0"
+    [code_arch_mismatch.module]="sm_80, sm_86 machine code and no PTX"
+    [ptx_newer_than_driver]="PTX of ISA version 9.9"
+    [code_arch_mismatch.h200_static]="(loaded by (main program) through cuLibraryLoadData)"
+    [code_arch_mismatch.h200_shared]="the code has sm_80 machine code and no PTX; this GPU is 9.0 (loaded by libcudart.so.13"
+    [ptx_newer_than_driver.h200]="driver: \"JIT compilation failed\" \"No device code available for GPU ISA 90\""
+    [code_for_other_gpu]="cuLibraryLoadData (called by (main program)) was given code that has sm_80 machine code and no PTX; this GPU is 9.0"
+    [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
 )
 
 for f in "$T"/*.jsonl; do

@@ -1,5 +1,6 @@
 # check_cudefs.sh - our own CUDA/cuDNN declarations match NVIDIA's headers,
-# and every hooked name exists in the real library of its family.
+# and every hooked name exists in the real library of its family; the Error Log Management
+# shapes drvlog.c uses are asserted at compile time in cudefs_real.c / cudefs_ours.c.
 source "$(dirname "$0")/../lib.sh"
 [ -x "$UNIT/check_cudefs" ] || skip_all "no CUDA headers in /usr/local/cuda/include"
 out=$("$UNIT/check_cudefs")
@@ -18,4 +19,9 @@ while read -r fam name; do
 done < <(grep -oE '^CG_HOOK(_PLAIN|_EXEC)?\((CUDNN|CUDART|DRV), *[A-Za-z_0-9]+, *[A-Za-z_0-9]+' "$ROOT/shim/hooks.def" |
          sed -E 's/^CG_HOOK(_PLAIN|_EXEC)?\(([A-Z]+), *[A-Za-z_0-9]+, *([A-Za-z_0-9]+)/\2 \3/')
 check "every hooked name is exported by the real library of its family${missing:+ (missing:$missing)}" test -z "$missing"
+STUB=$(ls /usr/local/cuda/lib*/stubs/libcuda.so 2>/dev/null | head -1)
+if [ -n "$STUB" ]; then
+    check "the driver exports the cuLogsRegisterCallback drvlog.c looks up (CUDA 12.9+)" \
+        bash -c "nm -D --defined-only '$STUB' | awk '{print \$3}' | grep -qx cuLogsRegisterCallback"
+fi
 finish

@@ -18,12 +18,16 @@ $(BUILD)/unit/check_cudefs: tests/unit/check_cudefs.c tests/unit/cudefs_ours.c t
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -w -I$(CUDA_INC) -c tests/unit/cudefs_real.c -o $(BUILD)/unit/cudefs_real.o
 	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/check_cudefs.c $(BUILD)/unit/cudefs_ours.o $(BUILD)/unit/cudefs_real.o
 
+# shim/status.def against the real headers (the names must exist there)
+$(BUILD)/unit/check_status: tests/unit/check_status.c shim/status.def | $(BUILD)/unit
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -Wall -Werror -Ishim -I$(CUDA_INC) -o $@ $<
+
 $(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback.o $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
 UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
-UNIT_PROGS += $(BUILD)/unit/check_cudefs
+UNIT_PROGS += $(BUILD)/unit/check_cudefs $(BUILD)/unit/check_status
 endif
 .PHONY: unit
 unit: $(UNIT_PROGS)
