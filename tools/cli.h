@@ -77,7 +77,9 @@ struct json_scan {
     double t;
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
-int natural_cmp(const char *a, const char *b); /* "node2" < "node10" */
+
+/* ---- group.c: host names in natural order ("node2" before "node10") */
+int natural_cmp(const char *a, const char *b);
 
 /* ---- json helpers (util.c): every accessor tolerates NULL and wrong types */
 json_t *jget(json_t *obj, const char *dotted_path);

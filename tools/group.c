@@ -533,8 +533,8 @@ char *first_failure_head(struct analysis *a)
         return NULL;
     struct proc_sum *p = &a->p[ff->proc];
     char *when = utc(ff->wall), *after = secs(p->fail_t), *d = describe_event(p->fail_ev);
-    char *r = xasprintf("%s, %s after its start (%s): %s%s%s", p->label, after, when, d, p->first_f >= 0 ? " -> " : "",
-                        p->first_f >= 0 ? a->f[p->first_f].title : "");
+    char *r = xasprintf("%s, %s after its start (%s): %s%s%s", p->label, after, when, d,
+                        p->first_f >= 0 ? "; problem: " : "", p->first_f >= 0 ? a->f[p->first_f].title : "");
     free(when), free(after), free(d);
     return r;
 }

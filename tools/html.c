@@ -100,38 +100,39 @@ static bool has_timeline(struct analysis *a, size_t i)
     return a->p[i].nlibs || a->p[i].nfail || a->p[i].nfind;
 }
 
+struct lanes { size_t i[MAX_LANES]; int n; bool *taken; };
+
+static void take_lane(struct analysis *a, struct lanes *l, size_t i)
+{
+    if (l->n < MAX_LANES && !l->taken[i] && has_timeline(a, i))
+        l->taken[i] = true, l->i[l->n++] = i;
+}
+
 /* The processes that get a lane: the first to fail, one of each finding and
- * of each kind of process, then the rest in order, MAX_LANES at most. */
+ * of each kind of process, then the rest in order, MAX_LANES at most; shown
+ * in set order (rank, host), as the table. */
 static int pick_lanes(struct analysis *a, size_t *out)
 {
-    int n = 0;
-    bool *taken = calloc(a->s->n ? a->s->n : 1, 1);
-    if (!taken)
+    struct lanes l = {.taken = calloc(a->s->n ? a->s->n : 1, 1)};
+    if (!l.taken)
         exit(2);
-#define TAKE(i)                                                                                                        \
-    do {                                                                                                               \
-        size_t i_ = (i);                                                                                               \
-        if (n < MAX_LANES && !taken[i_] && has_timeline(a, i_))                                                      \
-            taken[i_] = true, out[n++] = i_;                                                                           \
-    } while (0)
     if (a->ff.proc >= 0)
-        TAKE((size_t)a->ff.proc);
+        take_lane(a, &l, (size_t)a->ff.proc);
     for (int g = 0; g < a->ngroups; g++)
         for (int k = 0; k < a->groups[g].nb; k++)
-            TAKE(a->blocks[a->groups[g].blocks[k]].p.i[0]);
+            take_lane(a, &l, a->blocks[a->groups[g].blocks[k]].p.i[0]);
     for (int g = 0; g < a->npgroups; g++)
-        TAKE(a->pgroups[g].p.i[0]);
+        take_lane(a, &l, a->pgroups[g].p.i[0]);
     for (size_t i = 0; i < a->s->n; i++)
-        TAKE(i);
-#undef TAKE
-    free(taken);
-    /* in set order (rank, host), as the table */
-    for (int x = 1; x < n; x++)
-        for (int y = x; y > 0 && out[y] < out[y - 1]; y--) {
-            size_t z = out[y];
-            out[y] = out[y - 1], out[y - 1] = z;
+        take_lane(a, &l, i);
+    free(l.taken);
+    for (int x = 1; x < l.n; x++)
+        for (int y = x; y > 0 && l.i[y] < l.i[y - 1]; y--) {
+            size_t z = l.i[y];
+            l.i[y] = l.i[y - 1], l.i[y - 1] = z;
         }
-    return n;
+    memcpy(out, l.i, (size_t)l.n * sizeof *out);
+    return l.n;
 }
 
 static void process_row(FILE *o, struct analysis *a, size_t i, int max_fail)
