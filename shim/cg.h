@@ -186,9 +186,11 @@ void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ o
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void); /* opens this process's file, sets cg.fd; -1 (warned) when it cannot */
+bool cg_trace_dir_usable(void); /* the checks of cg_trace_open on the directory alone (warned) */
 int cg_trace_fd(void);   /* cg.fd, read atomically */
 void cg_trace_after_fork(void); /* a forked child starts its file at seq 0, size 0 */
-/* In a forked child: open_fn opens the file and writes `start` at the first event. */
+/* open_fn opens the file and writes `start` at the first event (every
+ * process since a file is only made for one that has something to say). */
 void cg_trace_open_lazily(void (*open_fn)(void));
 bool cg_trace_lazy_pending(void);
 void cg_trace_write(const char *line, size_t len);
@@ -283,6 +285,10 @@ void cg_crash_install(void);
 void cg_crash_after_fork(void);
 void cg_crash_after_load(void); /* a dlopen added objects: an unwinder may have arrived (auto) */
 const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
+/* The library this thread is loading now (dlopen), for a crash inside the
+ * loader: enter returns what was set before (a constructor's own dlopen nests). */
+const char *cg_loading_enter(const char *name);
+void cg_loading_leave(const char *prev);
 
 /* ---- objsnap.c: a copy of the link map that signal handlers can read */
 void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
@@ -296,7 +302,9 @@ uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refres
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
-void cg_loader_scan(const char *reason); /* record objects mapped since the last scan */
+void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
+void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */
 void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);

@@ -41,11 +41,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <setjmp.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -61,7 +63,7 @@
 #ifndef CG_EVENT_STACK
 #define CG_EVENT_STACK (4 * 1024)
 #endif
-#define START_STACK (32 * 1024)
+#define START_STACK 1024 /* its buffers are static (shim.c start_event) */
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NFATAL (int)(sizeof fatal / sizeof fatal[0])
@@ -247,6 +249,89 @@ static const char *next_action(int i)
 
 static uintptr_t frames[MAX_FRAMES];
 
+/* ---- the library being loaded on this thread (set around dlopen by
+ * loader.c), so that a crash inside the dynamic loader - SIGBUS while it
+ * maps a truncated file, a fault in a constructor - names what was being
+ * loaded and the file it resolved to, not just ld-linux. */
+static __thread const char *loading_name;
+
+const char *cg_loading_enter(const char *name)
+{
+    const char *prev = loading_name;
+    loading_name = name;
+    return prev;
+}
+
+void cg_loading_leave(const char *prev) { loading_name = prev; }
+
+/* The file mapped at addr, from /proc/self/maps (open, read and close are
+ * async-signal-safe; the loader may be half way through mapping it, so its
+ * own list does not have it yet).  out: the path, "" when none. */
+static char maps_buf[4096];
+static void mapped_file_at(uintptr_t addr, char *out, size_t cap)
+{
+    out[0] = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fd, maps_buf + have, sizeof maps_buf - 1 - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        maps_buf[have] = 0;
+        char *line = maps_buf, *nl;
+        while ((nl = strchr(line, '\n'))) {
+            *nl = 0;
+            /* "lo-hi perms offset dev inode   path" */
+            uintptr_t lo = 0, hi = 0;
+            const char *p = line;
+            for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+                lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+            if (*p == '-')
+                for (p++; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+                    hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+            if (addr >= lo && addr < hi) {
+                const char *path = strchr(p, '/');
+                if (path)
+                    cg_strlcpy(out, path, cap);
+                close(fd);
+                return;
+            }
+            line = nl + 1;
+        }
+        /* keep the unfinished line for the next read */
+        have = strlen(line);
+        memmove(maps_buf, line, have);
+        if (have >= sizeof maps_buf - 1)
+            have = 0; /* a line longer than the buffer: skip it */
+    }
+    close(fd);
+}
+
+static char loading_file[1024];
+static void put_loading(struct cg_ev *e, const siginfo_t *si, int sig)
+{
+    const char *name = loading_name;
+    if (!name)
+        return;
+    cg_ev_open(e, "loading", '{');
+    cg_ev_str(e, "name", name);
+    loading_file[0] = 0;
+    if (si && si->si_code > 0 && (sig == SIGBUS || sig == SIGSEGV))
+        mapped_file_at((uintptr_t)si->si_addr, loading_file, sizeof loading_file);
+    struct stat st;
+    if (loading_file[0]) {
+        cg_ev_str(e, "file", loading_file);
+        if (stat(loading_file, &st) == 0)
+            cg_ev_i64(e, "size", (long long)st.st_size);
+    } else {
+        cg_ev_raw(e, "file", "null");
+    }
+    cg_ev_close(e, '}');
+}
+
 /* Reads a word without faulting: false where nothing is mapped. */
 static bool safe_read(uintptr_t addr, uintptr_t *out)
 {
@@ -309,6 +394,7 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
     for (int k = 0; k < n; k++)
         put_frame(&e, frames[k]);
     cg_ev_close(&e, ']');
+    put_loading(&e, si, sig);
     uint64_t last = atomic_load(&cg_last_failure_seq);
     if (last)
         cg_ev_u64(&e, "last_failure", last - 1);

@@ -550,6 +550,8 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
     cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
     cg_ev_str(&e, "reason", f.last_error ? reason : NULL);
     cg_ev_gpu_mem(&e, "mem", &st.mem);
+    /* the compute capability: EXECUTION_FAILED on a GPU newer than the build */
+    cg_ev_gpu_devices(&e, &st);
     cg_ev_end(&e);
     errno = saved;
 }

@@ -5,10 +5,14 @@
  * `dlopen` event.  Failed attempts that a later success of the same library
  * follows (cuDNN tries .so.9.19.0, .so.9.19, then .so.9) are benign probes. */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cg.h"
 #include "libs.h"
@@ -47,7 +51,49 @@ static struct probe {
     char last_name[160];
     const void *last_caller;
     bool listed; /* candidates already written with a failure */
+    bool damaged; /* a failure other than "absent": never resolved by a later success */
 } probes[MAX_PROBES];
+
+/* What the loader's words (dlerror) say.  Only "absent" - the very name
+ * asked was in no folder searched - is how probes fail; any other failure
+ * (a file too short or not ELF, of the wrong class, an undefined symbol, a
+ * GLIBC version not found, permission denied, a dependency absent) is a
+ * file that is there and broken or of the wrong build: the likely root
+ * cause, whatever loads later.  `named` gets the object the words name. */
+static const char *error_kind(const char *file, const char *err, char *named, size_t cap)
+{
+    named[0] = 0;
+    if (!err)
+        return "other";
+    const char *req = strstr(err, "(required by ");
+    size_t n = strcspn(err, ":");
+    if (req) { /* version `GLIBC_2.38' not found (required by /path/libx.so) */
+        req += 13;
+        n = strcspn(req, ")");
+        if (n < cap) {
+            memcpy(named, req, n);
+            named[n] = 0;
+        }
+    } else if (n < cap && err[n] == ':') {
+        memcpy(named, err, n);
+        named[n] = 0;
+    }
+    if (strstr(err, "No such file or directory"))
+        return strcmp(cg_basename(named), cg_basename(file)) == 0 ? "absent" : "dependency_absent";
+    if (strstr(err, "file too short"))
+        return "too_short";
+    if (strstr(err, "invalid ELF header"))
+        return "bad_elf";
+    if (strstr(err, "wrong ELF class"))
+        return "wrong_class";
+    if (strstr(err, "undefined symbol"))
+        return "undefined_symbol";
+    if (strstr(err, "version `") && strstr(err, "not found"))
+        return "version_not_found";
+    if (strstr(err, "Permission denied"))
+        return "permission";
+    return "other";
+}
 
 /* cuDNN's dispatcher repeats its probes on the first call of every function:
  * an attempt already written (same name, same outcome) is counted, not
@@ -149,6 +195,7 @@ void cg_ev_caller(struct cg_ev *e, const void *caller)
 struct needed_ctx {
     const char *soname;
     char by[512];
+    struct cg_obj obj;
 };
 
 static int needed_cb(const struct cg_obj *o, void *p)
@@ -160,13 +207,60 @@ static int needed_cb(const struct cg_obj *o, void *p)
             break;
         if (strcmp(n, c->soname) == 0) {
             cg_strlcpy(c->by, o->name[0] ? o->name : "(main program)", sizeof c->by);
+            c->obj = *o;
             return 1;
         }
     }
     return 0;
 }
 
-static void record_lib(const struct cg_obj *o, const char *via)
+/* The dlopen whose scan is recording libraries now (under the lock): its
+ * caller is the object whose search order found them. */
+static const void *scan_caller;
+
+/* The version the file's real name carries: libcudnn.so.9 -> libcudnn.so.9.19.0
+ * gives "9.19.0", libcuda.so.1 -> libcuda.so.580.95.05 gives "580.95.05". */
+static bool file_version(const char *path, char *out, size_t cap)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return false;
+    const char *v = cg_lib_name_version(real);
+    if (!*v || strlen(v) >= cap)
+        return false;
+    cg_strlcpy(out, v, cap);
+    return true;
+}
+
+/* "535.129.03" from /proc/driver/nvidia/version: the kernel module that is
+ * loaded, which must match the user-space driver (libcuda) exactly. */
+static bool kernel_module_version(char *out, size_t cap)
+{
+    int fd = open("/proc/driver/nvidia/version", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char b[512];
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    b[n] = 0;
+    const char *k = strstr(b, "Kernel Module");
+    if (!k)
+        return false;
+    k += 13;
+    /* "Kernel Module  535.129.03" or "Open Kernel Module for x86_64  580.95.05" */
+    while (*k && !(*k >= '0' && *k <= '9'))
+        k++;
+    size_t len = strspn(k, "0123456789.");
+    if (!len || len >= cap)
+        return false;
+    memcpy(out, k, len);
+    out[len] = 0;
+    return true;
+}
+
+static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
 {
     const char *so = o->dyn ? cg_elf_soname(o) : NULL;
     if (nlibs >= CG_MAX_LIBS)
@@ -191,8 +285,11 @@ static void record_lib(const struct cg_obj *o, const char *via)
         l->mtime = (long long)st.st_mtime;
     }
     /* Versions first (they may answer from the library itself), then the event. */
-    cg_versions_on_load(o, l->soname, l->family);
-    const char *driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
+    const char *driver_log = NULL;
+    if (may_call) {
+        cg_versions_on_load(o, l->soname, l->family);
+        driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
+    }
     char b[4096];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "lib");
@@ -207,25 +304,43 @@ static void record_lib(const struct cg_obj *o, const char *via)
     }
     if (l->version >= 0)
         cg_ev_i64(&e, "version", l->version);
+    if (l->version >= 0 && l->version_source)
+        cg_ev_str(&e, "version_source", l->version_source);
     if (l->built_for >= 0)
         cg_ev_i64(&e, "cuda_built_for", l->built_for);
+    char fv[64];
+    if (file_version(o->name, fv, sizeof fv))
+        cg_ev_str(&e, "file_version", fv);
+    if (l->family == CG_FAM_DRV && kernel_module_version(fv, sizeof fv))
+        cg_ev_str(&e, "kernel_module", fv);
     if (driver_log)
         cg_ev_str(&e, "driver_log", driver_log);
     struct needed_ctx nc = {.soname = l->soname};
-    if (cg_elf_each_obj(needed_cb, &nc))
+    bool needed = cg_elf_each_obj(needed_cb, &nc);
+    if (needed)
         cg_ev_str(&e, "needed_by", nc.by);
     cg_ev_str(&e, "via", via);
+    /* the object whose search found it: the one that needs it, or the dlopen's caller */
+    struct cg_obj asker;
+    if (l->family != CG_FAM_OTHER || cg_starts_with(l->soname, "libcublas"))
+        cg_search_shadowed(&e, l->path, l->soname,
+                           needed ? &nc.obj : scan_caller && cg_elf_find_obj(scan_caller, &asker) ? &asker : NULL);
     cg_ev_end(&e);
 }
 
 /* versions.c fills the version fields of the entry being recorded */
 struct cg_lib *cg_libs_current(void) { return nlibs ? &libs[nlibs - 1] : NULL; }
 
-struct scan_ctx {
-    const char *via;
-    int added;
-};
-
+/* Which objects a scan may call into (their version functions, the driver's
+ * log registration).  An object shows in the loader's list as soon as it is
+ * mapped, before it is relocated: another thread's dlopen may be half-way
+ * through it, and in a child forked at that moment it stays half-loaded for
+ * good (a call into it jumped to an unrelocated address: seen with cuDNN's
+ * graph library in tests/robust/prog_forkstress).  Complete for sure: every
+ * object at start, and the object a dlopen just returned with the ones its
+ * DT_NEEDED entries brought (they follow it in the list: one pass collects
+ * their sonames).  Others wait for their own dlopen to return; at exit they
+ * are recorded without a call. */
 /* A CUDA-family object mapped now that the table does not hold yet. */
 static bool unseen_traced(const struct cg_obj *o)
 {
@@ -240,19 +355,55 @@ static bool unseen_traced(const struct cg_obj *o)
     return true;
 }
 
+enum scan_calls { SCAN_CALL_ALL, SCAN_CALL_OPENED, SCAN_CALL_NONE };
+#define SCAN_MAX_NEEDED 256
+
+struct scan_ctx {
+    const char *via;
+    int added;
+    enum scan_calls calls;
+    const void *opened_dyn;             /* SCAN_CALL_OPENED: the object dlopen returned */
+    const char *needed[SCAN_MAX_NEEDED]; /* sonames it brought in, directly or not */
+    int nneeded;
+};
+
+static bool brought_in(const struct scan_ctx *c, const char *so)
+{
+    for (int i = 0; so && i < c->nneeded; i++)
+        if (strcmp(c->needed[i], so) == 0)
+            return true;
+    return false;
+}
+
+static void add_needed(struct scan_ctx *c, const struct cg_obj *o)
+{
+    for (int i = 0; o->dyn && c->nneeded < SCAN_MAX_NEEDED; i++) {
+        const char *n = cg_elf_needed(o, i);
+        if (!n)
+            break;
+        c->needed[c->nneeded++] = n;
+    }
+}
+
 static int scan_cb(const struct cg_obj *o, void *p)
 {
     struct scan_ctx *c = p;
-    if (unseen_traced(o)) {
-        record_lib(o, c->via);
+    bool complete = c->calls == SCAN_CALL_ALL;
+    if (c->calls == SCAN_CALL_OPENED &&
+        (o->dyn == c->opened_dyn || (o->dyn && brought_in(c, cg_elf_soname(o))))) {
+        complete = true;
+        add_needed(c, o);
+    }
+    if (unseen_traced(o) && (complete || c->calls == SCAN_CALL_NONE)) {
+        record_lib(o, c->via, complete);
         c->added++;
     }
     return 0;
 }
 
-static void scan_locked(const char *via)
+static void scan_locked(const char *via, enum scan_calls calls, const void *opened_dyn)
 {
-    struct scan_ctx c = {via, 0};
+    struct scan_ctx c = {.via = via, .calls = calls, .opened_dyn = opened_dyn};
     cg_elf_each_obj(scan_cb, &c);
     if (c.added)
         cg_versions_verdicts("load");
@@ -261,7 +412,21 @@ static void scan_locked(const char *via)
 void cg_loader_scan(const char *reason)
 {
     table_lock();
-    scan_locked(reason);
+    scan_locked(reason, SCAN_CALL_ALL, NULL);
+    table_unlock();
+}
+
+void cg_loader_scan_exit(void)
+{
+    table_lock();
+    scan_locked("(exit)", SCAN_CALL_NONE, NULL);
+    table_unlock();
+}
+
+void cg_loader_scan_opened(const char *reason, const void *opened_dyn)
+{
+    table_lock();
+    scan_locked(reason, SCAN_CALL_OPENED, opened_dyn);
     table_unlock();
 }
 
@@ -311,24 +476,34 @@ void cg_libs_after_open(const char *file, int flags, const void *caller, void *h
         struct cg_ev e;
         dlopen_event(&e, b, sizeof b, file, flags, caller, true);
         cg_ev_str(&e, "path", path);
-        if (p) {
+        if (p && p->names[0]) {
             cg_ev_open(&e, "benign_probes", '[');
             cg_ev_raw(&e, NULL, p->names);
             cg_ev_close(&e, ']');
         }
         cg_ev_end(&e);
     }
-    if (p)
-        p->count = 0;
-    if (added) /* a library loaded before was scanned when it was loaded */
-        scan_locked(file);
+    if (p) {
+        /* a broken file stays a failure: one, whatever was retried */
+        p->count = p->damaged ? 1 : 0;
+        p->names[0] = 0;
+        p->listed = true;
+    }
+    if (added) { /* a library loaded before was scanned when it was loaded */
+        scan_caller = caller;
+        scan_locked(file, SCAN_CALL_OPENED, lm ? lm->l_ld : NULL);
+        scan_caller = NULL;
+    }
     table_unlock();
 }
 
 void cg_libs_open_failed(const char *file, int flags, const void *caller, const char *err)
 {
-    char stem[96];
+    char stem[96], named[512];
     cg_lib_stem(file, stem, sizeof stem);
+    const char *kind = error_kind(file, err, named, sizeof named);
+    bool absent = strcmp(kind, "absent") == 0;
+    bool probe_like = absent && cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.');
     table_lock();
     bool written = false;
     uint64_t written_seq = 0;
@@ -338,13 +513,19 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         dlopen_event(&e, b, sizeof b, file, flags, caller, false);
         cg_ev_str(&e, "error", err);
         cg_ev_str(&e, "stem", stem);
+        cg_ev_str(&e, "error_kind", kind);
+        if (!absent && named[0]) {
+            cg_ev_str(&e, "error_file", named);
+            struct stat st;
+            if (strchr(named, '/') && stat(named, &st) == 0)
+                cg_ev_i64(&e, "error_file_size", (long long)st.st_size);
+        }
         /* cuDNN probes .so.9.19.0 and .so.9.19 before .so.9: a miss of a
          * name with a dotted version asked by a CUDA library itself is most
          * likely such a probe, and listing directories for each is costly
          * in bytes.  Its candidates are written at exit if no load of the
          * library ever succeeded. */
-        bool likely_probe = cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.');
-        if (likely_probe)
+        if (probe_like)
             cg_ev_bool(&e, "likely_probe", true);
         else
             cg_search_candidates(&e, file, caller);
@@ -361,17 +542,24 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
                 p->names[0] = 0;
                 p->has_seq = false;
                 p->listed = false;
+                p->damaged = false;
             }
     if (p && written) {
         p->has_seq = true;
         p->seq = written_seq;
         cg_strlcpy(p->err, err ? err : "", sizeof p->err);
     }
+    if (p && !absent)
+        p->damaged = true;
     if (p) {
         cg_strlcpy(p->last_name, file, sizeof p->last_name);
         p->last_caller = caller;
-        if (!(cg_caller_family(caller) >= 0 && strchr(cg_lib_name_version(file), '.')))
+        if (!probe_like)
             p->listed = true;
+    }
+    if (p && !absent) {
+        p->count++; /* not a probe: no later success lists it as one */
+    } else if (p) {
         size_t n = strlen(p->names);
         char quoted[200];
         size_t qn = cg_strlcpy(quoted, "\"", sizeof quoted);
@@ -565,7 +753,9 @@ static void primary_cb(struct cg_lib *l, void *arg)
     c->best = rank;
     bool cudnn = rank >= 3;
     size_t n = cg_strlcpy(c->out, l->soname, c->cap);
-    int v = rank == 4 ? cg_versions_cudnn() : (int)l->version;
+    /* the dispatcher's own version when its file told it (versions.c), else
+     * what cudnnGetVersion answered (the graph part's) */
+    int v = rank == 4 && l->version <= 0 ? cg_versions_cudnn() : (int)l->version;
     if (rank == 3)
         rank = 4; /* a cuDNN sub-library: its version reads like the dispatcher's */
     if (v > 0 && n < c->cap) {

@@ -24,6 +24,7 @@ struct cg_lib {
     bool replaced_reported;
     long long version;      /* the library's own version number, -1 unknown */
     long long built_for;    /* cuDNN: cudnnGetCudartVersion, -1 unknown */
+    const char *version_source; /* how version was read (versions.c), NULL: asked the library */
 };
 
 void cg_libs_init(void); /* at start: fork handlers */
@@ -46,6 +47,10 @@ uint64_t cg_libs_repeats(void);
 
 /* search.c: appends "candidates":[...] for a failed load of `file` by `caller` */
 void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller);
+/* search.c: a library recorded from a folder of LD_LIBRARY_PATH: appends
+ * "shadowed":[{path, source}] for the copies of its soname in the RUNPATH of
+ * the object that needed it (which lost to LD_LIBRARY_PATH), if any */
+void cg_search_shadowed(struct cg_ev *e, const char *loaded, const char *soname, const struct cg_obj *needer);
 /* "libcudnn_graph.so.9.19.0" -> "libcudnn_graph.so" (stem) and "9.19.0" (version) */
 size_t cg_lib_stem(const char *file, char *out, size_t cap);
 const char *cg_lib_name_version(const char *file);

@@ -63,9 +63,12 @@ CG_EXPORT char *dlerror(void)
 /* ---- dlopen / dlmopen */
 static void *open_as(const void *caller, long lmid, bool m, const char *file, int flags)
 {
-    if (m)
-        return cg_call_as(caller, (void *)cg_dl.dlmopen, (void *)lmid, (void *)file, (void *)(long)flags);
-    return cg_call_as(caller, (void *)cg_dl.dlopen, (void *)file, (void *)(long)flags, NULL);
+    /* i14 (crash.c): what this thread is loading, for a crash inside ld.so */
+    const char *loading_before = cg_loading_enter(file);
+    void *h = m ? cg_call_as(caller, (void *)cg_dl.dlmopen, (void *)lmid, (void *)file, (void *)(long)flags)
+                : cg_call_as(caller, (void *)cg_dl.dlopen, (void *)file, (void *)(long)flags, NULL);
+    cg_loading_leave(loading_before);
+    return h;
 }
 
 static void *do_open(const void *caller, long lmid, bool m, const char *file, int flags)

@@ -7,6 +7,8 @@
  * the caller's directory.  This runs only on failures. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -36,13 +38,54 @@ const char *cg_lib_name_version(const char *file)
 
 #define MAX_FILES_PER_DIR 16
 
-static void list_dir(struct cg_ev *e, const char *dir, size_t dlen, const char *source, const char *stem)
+/* Does a file name belong to the library `stem` ("libnvrtc.so")?  Its name
+ * without ".so" followed by '.' or '-': libnvrtc.so.12 and the hashed copies
+ * wheels ship (libnvrtc-672ee683.so.11.2), not libcudnn_graph for libcudnn. */
+static bool same_library(const char *name, const char *stem)
+{
+    size_t sl = strlen(stem);
+    if (sl > 3 && strcmp(stem + sl - 3, ".so") == 0)
+        sl -= 3;
+    return strncmp(name, stem, sl) == 0 && (name[sl] == '.' || name[sl] == '-');
+}
+
+/* Directories already listed for this failure (resolved), so that the
+ * folders that were not searched are listed once, apart. */
+#define MAX_LISTED 24
+struct listed {
+    char dir[MAX_LISTED][512];
+    int n;
+};
+
+static void note_listed(struct listed *l, const char *dir)
+{
+    char real[PATH_MAX];
+    if (!l || l->n >= MAX_LISTED)
+        return;
+    cg_strlcpy(l->dir[l->n++], realpath(dir, real) ? real : dir, sizeof l->dir[0]);
+}
+
+static bool was_listed(const struct listed *l, const char *dir)
+{
+    char real[PATH_MAX];
+    const char *d = realpath(dir, real) ? real : dir;
+    for (int i = 0; l && i < l->n; i++)
+        if (strcmp(l->dir[i], d) == 0)
+            return true;
+    return false;
+}
+
+static struct listed *listing; /* of the failure being described; under libs.c's lock */
+
+static void list_dir_as(struct cg_ev *e, const char *dir, size_t dlen, const char *source, const char *stem,
+                        bool searched)
 {
     char path[1024];
     if (dlen == 0 || dlen >= sizeof path)
         return;
     memcpy(path, dir, dlen);
     path[dlen] = 0;
+    note_listed(listing, path);
     cg_ev_open(e, NULL, '{');
     cg_ev_str(e, "dir", path);
     cg_ev_str(e, "source", source);
@@ -51,9 +94,8 @@ static void list_dir(struct cg_ev *e, const char *dir, size_t dlen, const char *
     int n = 0;
     if (d) {
         struct dirent *de;
-        size_t sl = strlen(stem);
         while ((de = readdir(d)) && n < MAX_FILES_PER_DIR) {
-            if (strncmp(de->d_name, stem, sl) != 0)
+            if (!same_library(de->d_name, stem))
                 continue;
             cg_ev_open(e, NULL, '{');
             cg_ev_str(e, "name", de->d_name);
@@ -66,7 +108,14 @@ static void list_dir(struct cg_ev *e, const char *dir, size_t dlen, const char *
     cg_ev_close(e, ']');
     if (!d)
         cg_ev_bool(e, "missing", true);
+    if (!searched)
+        cg_ev_bool(e, "searched", false);
     cg_ev_close(e, '}');
+}
+
+static void list_dir(struct cg_ev *e, const char *dir, size_t dlen, const char *source, const char *stem)
+{
+    list_dir_as(e, dir, dlen, source, stem, true);
 }
 
 /* Splits a colon list, expanding $ORIGIN / ${ORIGIN}. */
@@ -138,7 +187,6 @@ static void list_cache(struct cg_ev *e, const char *stem)
         uint32_t nlibs;
         memcpy(&nlibs, hdr + 20, 4);
         const struct cache_entry *ent = (const struct cache_entry *)(hdr + 48);
-        size_t sl = strlen(stem);
         int listed = 0;
         for (uint32_t i = 0; i < nlibs && listed < MAX_FILES_PER_DIR; i++) {
             if ((const char *)&ent[i + 1] > m + size)
@@ -150,7 +198,7 @@ static void list_cache(struct cg_ev *e, const char *stem)
                 continue;
             if (strnlen(key, (size_t)(m + size - key)) == (size_t)(m + size - key))
                 continue;
-            if (strncmp(key, stem, sl) != 0)
+            if (!same_library(key, stem))
                 continue;
             cg_ev_open(e, NULL, '{');
             cg_ev_str(e, "name", key);
@@ -181,15 +229,75 @@ static void origin_of(const char *path, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* A folder the loader does not search for this caller but that holds the
+ * library: listed only when it has a file of that name's library, with
+ * "searched": false, so the report can say where the file is. */
+static void list_unsearched(struct cg_ev *e, const char *dir, const char *source, const char *stem)
+{
+    if (was_listed(listing, dir))
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    bool any = false;
+    struct dirent *de;
+    while (!any && (de = readdir(d)))
+        any = same_library(de->d_name, stem);
+    closedir(d);
+    if (!any)
+        return;
+    list_dir_as(e, dir, strlen(dir), source, stem, false);
+}
+
+/* pip's CUDA wheels: <site-packages>/nvidia/<part>/lib, found from the path
+ * of the object that asked (a framework inside site-packages). */
+static void list_wheels(struct cg_ev *e, const char *obj_path, const char *stem)
+{
+    const char *sp = obj_path ? strstr(obj_path, "/site-packages/") : NULL;
+    if (!sp)
+        sp = obj_path ? strstr(obj_path, "/dist-packages/") : NULL;
+    if (!sp)
+        return;
+    char base[768];
+    size_t n = (size_t)(strchr(sp + 1, '/') - obj_path);
+    if (n + 8 >= sizeof base)
+        return;
+    memcpy(base, obj_path, n);
+    cg_strlcpy(base + n, "/nvidia", sizeof base - n);
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *de;
+    int k = 0;
+    while ((de = readdir(d)) && k < 24) {
+        if (de->d_name[0] == '.')
+            continue;
+        char lib[1024];
+        size_t m = cg_strlcpy(lib, base, sizeof lib);
+        m += cg_strlcpy(lib + m, "/", m < sizeof lib ? sizeof lib - m : 0);
+        m += cg_strlcpy(lib + m, de->d_name, m < sizeof lib ? sizeof lib - m : 0);
+        if (m + 5 >= sizeof lib)
+            continue;
+        cg_strlcpy(lib + m, "/lib", sizeof lib - m);
+        list_unsearched(e, lib, "wheel", stem);
+        k++;
+    }
+    closedir(d);
+}
+
 void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller)
 {
     char stem[96];
+    struct listed seen;
+    seen.n = 0;
+    listing = &seen;
     cg_lib_stem(file, stem, sizeof stem);
     cg_ev_open(e, "candidates", '[');
     if (strchr(file, '/')) {
         const char *slash = strrchr(file, '/');
         list_dir(e, file, (size_t)(slash - file) ? (size_t)(slash - file) : 1, "path", stem);
         cg_ev_close(e, ']');
+        listing = NULL;
         return;
     }
     struct cg_obj o;
@@ -211,5 +319,91 @@ void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller)
     list_cache(e, stem);
     list_path(e, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib", NULL,
               "default", stem);
+    /* Where the file is although the loader did not look: the asker's own
+     * folder (a library without a RUNPATH of $ORIGIN does not search it),
+     * and pip's CUDA wheels next to a framework inside site-packages. */
+    if (have && origin[0])
+        list_unsearched(e, origin, "caller_dir", stem);
+    if (have)
+        list_wheels(e, o.name, stem);
     cg_ev_close(e, ']');
+    listing = NULL;
+    if (have) {
+        cg_ev_str(e, "caller_runpath", rp && !is_rpath ? rp : NULL);
+        if (rp && is_rpath)
+            cg_ev_str(e, "caller_rpath", rp);
+    }
+}
+
+/* A library recorded from a folder of LD_LIBRARY_PATH, which the loader
+ * searches before the RUNPATH of the object that needed it: the copies of
+ * the same soname that RUNPATH holds (the framework's own) lost.
+ * Appends "shadowed":[{path, source}] when there is one. */
+struct shadow_ctx {
+    struct cg_ev *e;
+    const char *soname, *loaded_real;
+    int n;
+};
+
+static void shadow_dir(struct shadow_ctx *c, const char *dir, size_t n, const char *source)
+{
+    char p[1024], real[PATH_MAX];
+    if (n + 2 + strlen(c->soname) >= sizeof p || c->n >= 4)
+        return;
+    memcpy(p, dir, n);
+    p[n] = '/';
+    cg_strlcpy(p + n + 1, c->soname, sizeof p - n - 1);
+    if (!realpath(p, real) || strcmp(real, c->loaded_real) == 0)
+        return;
+    if (!c->n++)
+        cg_ev_open(c->e, "shadowed", '[');
+    cg_ev_open(c->e, NULL, '{');
+    cg_ev_str(c->e, "path", p);
+    cg_ev_str(c->e, "source", source);
+    cg_ev_close(c->e, '}');
+}
+
+void cg_search_shadowed(struct cg_ev *e, const char *loaded, const char *soname, const struct cg_obj *needer)
+{
+    if (!needer || !needer->dyn || getauxval(AT_SECURE))
+        return;
+    const char *llp = cg_getenv("LD_LIBRARY_PATH");
+    char dir[1024], real[PATH_MAX], origin[1024];
+    origin_of(loaded, dir, sizeof dir);
+    if (!llp || !*llp || !realpath(loaded, real))
+        return;
+    /* was it found in LD_LIBRARY_PATH? */
+    bool in_llp = false;
+    for (const char *p = llp; *p && !in_llp;) {
+        size_t n = strcspn(p, ":");
+        char d[1024], rd[PATH_MAX], rl[PATH_MAX];
+        if (n && n < sizeof d) {
+            memcpy(d, p, n);
+            d[n] = 0;
+            in_llp = realpath(d, rd) && realpath(dir, rl) && strcmp(rd, rl) == 0;
+        }
+        p += n + (p[n] == ':');
+    }
+    bool is_rpath;
+    const char *rp = cg_elf_runpath(needer, &is_rpath);
+    if (!in_llp || !rp || is_rpath) /* an RPATH is searched before LD_LIBRARY_PATH: it cannot lose */
+        return;
+    origin_of(needer->name, origin, sizeof origin);
+    struct shadow_ctx c = {e, soname, real, 0};
+    for (const char *p = rp; *p;) {
+        size_t n = strcspn(p, ":");
+        char d[1024];
+        size_t k = 0;
+        if (n >= 7 && strncmp(p, "$ORIGIN", 7) == 0)
+            k = cg_strlcpy(d, origin, sizeof d), p += 7, n -= 7;
+        else if (n >= 9 && strncmp(p, "${ORIGIN}", 9) == 0)
+            k = cg_strlcpy(d, origin, sizeof d), p += 9, n -= 9;
+        if (k + n < sizeof d) {
+            memcpy(d + k, p, n);
+            shadow_dir(&c, d, k + n, "RUNPATH");
+        }
+        p += n + (p[n] == ':');
+    }
+    if (c.n)
+        cg_ev_close(e, ']');
 }

@@ -1,9 +1,15 @@
 /* shim.c - start, fork and exit of a traced process.
  *
- * At load: read the settings, open this process's trace file, write the
- * `start` event and record the CUDA-family libraries already mapped.  A forked
- * child opens its own file; after exec the preloaded shim starts afresh.  At
- * exit: verdicts, an `exit` event with counts, and one line on stderr. */
+ * At load: read the settings, check the trace directory and record the
+ * CUDA-family libraries already mapped.  The trace file is made, and `start`
+ * written into it, at the process's first event: a process that never
+ * touches a CUDA-family library and fails nothing (a shell, readlink, pyenv's
+ * helpers) leaves no file and costs little more than reading the settings.
+ * A process that mapped a deep-learning framework without ever loading CUDA
+ * gets its file at exit ("the GPU was never used" is about it), and so does
+ * a CUDA tool (ptxas, nvcc...) a framework ran.  A forked child has its own
+ * file; after exec the preloaded shim starts afresh.  At exit: verdicts, an
+ * `exit` event with counts, and one line on stderr. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -58,15 +64,23 @@ static void identity(void)
     }
 }
 
+/* what `start` says of the moment the process started, kept for the file
+ * that is made later */
+static char start_cwd[2048];
+static bool start_cwd_known;
+static struct timespec start_wall;
+
 static void absolute_dir(void)
 {
     /* A relative directory is taken from the cwd at start, so that a process
      * that changes directory (and its children) keep writing to one place. */
+    start_cwd_known = getcwd(start_cwd, sizeof start_cwd) != NULL;
     if (cg_cfg.dir[0] == '/')
         return;
     char cwd[2048];
-    if (!getcwd(cwd, sizeof cwd))
+    if (!start_cwd_known)
         return;
+    cg_strlcpy(cwd, start_cwd, sizeof cwd);
     const char *rel = cg_cfg.dir;
     if (rel[0] == '.' && rel[1] == '/')
         rel += 2;
@@ -110,20 +124,116 @@ static void read_small_file(const char *path, char *out, size_t cap, size_t *len
     close(fd);
 }
 
+/* The CUDA tools a framework runs as child processes (XLA runs ptxas and
+ * nvlink): a wrong or old one on PATH is a known cause of failures, so they
+ * get a file, with the toolkit version they belong to. */
+static bool is_cuda_tool(const char *exe)
+{
+    static const char *const tools[] = {"ptxas", "nvlink", "fatbinary", "nvcc", "cicc", "nvdisasm", "cuobjdump"};
+    const char *b = cg_basename(exe);
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+        if (strcmp(b, tools[i]) == 0)
+            return true;
+    return false;
+}
+
+/* "12.4.131" from <bin>/../version.json ("cuda": {"version": ...}) or
+ * version.txt ("CUDA Version 11.8.89"): the toolkit a tool came with. */
+static bool toolkit_version(const char *exe, char *out, size_t cap)
+{
+    static char dir[1024], p[1100], b[2048]; /* static: see start_event */
+    const char *slash = strrchr(exe, '/');
+    if (!slash || (size_t)(slash - exe) >= sizeof dir)
+        return false;
+    memcpy(dir, exe, (size_t)(slash - exe));
+    dir[slash - exe] = 0;
+    static const char *const files[] = {"/../version.json", "/../version.txt"};
+    for (size_t f = 0; f < 2; f++) {
+        size_t n = cg_strlcpy(p, dir, sizeof p);
+        cg_strlcpy(p + n, files[f], sizeof p - n);
+        size_t len;
+        read_small_file(p, b, sizeof b - 1, &len);
+        b[len] = 0;
+        const char *v = f == 0 ? strstr(b, "\"cuda\"") : strstr(b, "CUDA Version ");
+        if (!v)
+            continue;
+        v = f == 0 ? strstr(v, "\"version\"") : v + 13;
+        if (!v)
+            continue;
+        if (f == 0)
+            v = strchr(v + 9, '"');
+        if (!v)
+            continue;
+        v += f == 0;
+        size_t k = strspn(v, "0123456789.");
+        if (!k || k >= cap)
+            continue;
+        memcpy(out, v, k);
+        out[k] = 0;
+        return true;
+    }
+    return false;
+}
+
+/* Facts of the machine that explain failures only the driver reports:
+ * written once, in `start`, and only when they say something. */
+static void start_facts(struct cg_ev *e, const char *exe)
+{
+    char v[64];
+    if (is_cuda_tool(exe)) {
+        cg_ev_open(e, "cuda_tool", '{');
+        cg_ev_str(e, "name", cg_basename(exe));
+        cg_ev_str(e, "toolkit_version", toolkit_version(exe, v, sizeof v) ? v : NULL);
+        cg_ev_close(e, '}');
+    }
+    /* a container, and whether it was given the GPU's device nodes */
+    struct stat st;
+    const char *container = stat("/.dockerenv", &st) == 0          ? "docker"
+                            : stat("/run/.containerenv", &st) == 0 ? "podman"
+                                                                   : NULL;
+    if (container) {
+        cg_ev_open(e, "container", '{');
+        cg_ev_str(e, "kind", container);
+        cg_ev_bool(e, "nvidia_devices", stat("/dev/nvidiactl", &st) == 0 || stat("/dev/nvidia0", &st) == 0);
+        cg_ev_close(e, '}');
+    }
+    /* the driver's JIT cache: a ~/.nv the user cannot write (made by sudo) */
+    const char *cache = cg_getenv("CUDA_CACHE_PATH");
+    static char p[1100]; /* static: see start_event */
+    if (!cache || !*cache) {
+        const char *home = cg_getenv("HOME");
+        if (!home || !*home || strlen(home) > 1000)
+            return;
+        size_t n = cg_strlcpy(p, home, sizeof p);
+        cg_strlcpy(p + n, "/.nv", sizeof p - n);
+        cache = p;
+    }
+    if (stat(cache, &st) == 0 && (st.st_uid != geteuid() || access(cache, W_OK | X_OK) != 0)) {
+        cg_ev_open(e, "nv_cache", '{');
+        cg_ev_str(e, "path", cache);
+        cg_ev_i64(e, "owner", (long long)st.st_uid);
+        cg_ev_bool(e, "writable", access(cache, W_OK | X_OK) == 0);
+        cg_ev_close(e, '}');
+    }
+}
+
 static void start_event(pid_t forked_from)
 {
-    char b[CG_EV_BUF];
+    /* static, not on the stack: `start` may be written from the crash handler
+     * on a small alternate stack (a process's first event can be its crash);
+     * one thread at a time opens the file (trace.c's lazy open) */
+    static char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "start");
     cg_ev_str(&e, "convguard", CONVGUARD_VERSION);
     cg_ev_i64(&e, "ppid", getppid());
     if (forked_from)
         cg_ev_i64(&e, "forked_from", forked_from);
-    char exe[1024];
+    static char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     cg_ev_str(&e, "exe", exe);
-    char args[4096];
+    static char args[4096];
     size_t alen;
     read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
     cg_ev_open(&e, "argv", '[');
@@ -133,16 +243,20 @@ static void start_event(pid_t forked_from)
         i += k + 1;
     }
     cg_ev_close(&e, ']');
-    char cwd[2048];
-    cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
+    static char cwd[2048];
+    if (forked_from)
+        cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
+    else
+        cg_ev_str(&e, "cwd", start_cwd_known ? start_cwd : NULL);
     cg_ev_str(&e, "host", cg.host);
     if (cg.rank[0])
         cg_ev_raw(&e, "rank", cg.rank);
     else
         cg_ev_raw(&e, "rank", "null");
     cg_ev_i64(&e, "uid", getuid());
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timespec ts = start_wall;
+    if (forked_from || !ts.tv_sec)
+        clock_gettime(CLOCK_REALTIME, &ts);
     cg_ev_i64(&e, "wall_time", ts.tv_sec);
     cg_ev_i64(&e, "wall_time_ns", ts.tv_nsec);
     cg_ev_open(&e, "env", '{');
@@ -163,6 +277,7 @@ static void start_event(pid_t forked_from)
     cg_ev_close(&e, '}');
     cg_ev_i64(&e, "max_mb", cg_cfg.max_mb);
     cg_ev_str(&e, "crash_unwinder", cg_cfg.crash ? cg_crash_unwinder() : "off");
+    start_facts(&e, exe);
     cg_ev_end(&e);
 }
 
@@ -178,6 +293,52 @@ static void lazy_open(void)
     forked_from = 0;
     if (cg_trace_open() >= 0)
         start_event(parent);
+}
+
+/* Deep-learning frameworks, by a library each maps: a process that ran one
+ * but never loaded CUDA is the one "the GPU was never used" is about. */
+static const struct {
+    const char *name, *marker;
+} fw_markers[] = {
+    {"torch", "libtorch_cpu.so"},           {"tensorflow", "libtensorflow_framework.so"},
+    {"tensorflow", "_pywrap_tensorflow"},   {"jax", "xla_extension"},
+    {"jax", "jaxlib/_jax"},                 {"cupy", "cupy/_core"},
+    {"onnxruntime", "onnxruntime_pybind11"}, {"ctranslate2", "libctranslate2"},
+};
+#define N_FW_MARKERS (sizeof fw_markers / sizeof fw_markers[0])
+
+static int fw_cb(const struct cg_obj *o, void *arg)
+{
+    bool *seen = arg;
+    for (size_t i = 0; i < N_FW_MARKERS; i++)
+        if (strstr(o->name, fw_markers[i].marker))
+            seen[i] = true;
+    return 0;
+}
+
+/* "frameworks":["torch"] when any is mapped; returns how many */
+static int ev_frameworks(struct cg_ev *e)
+{
+    bool seen[N_FW_MARKERS] = {0};
+    cg_elf_each_obj(fw_cb, seen);
+    int n = 0;
+    for (size_t i = 0; i < N_FW_MARKERS; i++) {
+        if (!seen[i])
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < i; k++)
+            dup |= seen[k] && strcmp(fw_markers[k].name, fw_markers[i].name) == 0;
+        if (dup)
+            continue;
+        if (e && !n)
+            cg_ev_open(e, "frameworks", '[');
+        if (e)
+            cg_ev_str(e, NULL, fw_markers[i].name);
+        n++;
+    }
+    if (e && n)
+        cg_ev_close(e, ']');
+    return n;
 }
 
 /* the mutexes marked CG_FORK_REINIT, gathered by the linker */
@@ -235,7 +396,8 @@ void cg_shim_init(void)
     cg_config_load();
     identity();
     absolute_dir();
-    if (cg_trace_open() < 0) {
+    clock_gettime(CLOCK_REALTIME, &start_wall);
+    if (!cg_trace_dir_usable()) {
         errno = saved;
         return;
     }
@@ -244,36 +406,20 @@ void cg_shim_init(void)
     cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
     cg_real_promote();
     cg_crash_install();
-    start_event(0);
+    /* the file comes with the first event (a CUDA library mapped now is one) */
+    cg_trace_open_lazily(lazy_open);
     pthread_atfork(NULL, NULL, after_fork_child);
     cg_loader_scan("(startup)");
     errno = saved;
 }
 
-/* Does the parent process write a trace into the same directory? */
-static bool parent_traced(void)
+/* At exit, for a process that wrote nothing yet: does it deserve a file? */
+static bool worth_a_file(void)
 {
-    char p[sizeof cg.path], pid[24];
-    const char *slash = strrchr(cg.path, '/');
-    if (!slash)
-        return false;
-    size_t n = (size_t)(slash - cg.path) + 1;
-    memcpy(p, cg.path, n);
-    p[n] = 0;
-    n += cg_strlcpy(p + n, cg.host, sizeof p - n);
-    if (cg.rank[0] && n < sizeof p) {
-        n += cg_strlcpy(p + n, "-r", sizeof p - n);
-        n += cg_strlcpy(p + n, cg.rank, sizeof p - n);
-    }
-    pid[cg_utoa(pid, (unsigned long long)getppid())] = 0;
-    if (n < sizeof p)
-        n += cg_strlcpy(p + n, "-", sizeof p - n);
-    if (n < sizeof p)
-        n += cg_strlcpy(p + n, pid, sizeof p - n);
-    if (n < sizeof p)
-        n += cg_strlcpy(p + n, ".jsonl", sizeof p - n);
-    struct stat st;
-    return n < sizeof p && stat(p, &st) == 0;
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    return is_cuda_tool(exe) || ev_frameworks(NULL) > 0;
 }
 
 static void count_cb(struct cg_lib *l, void *arg)
@@ -286,11 +432,16 @@ __attribute__((destructor)) static void cg_dtor(void)
 {
     if (!atomic_load(&cg.traced) || cg.pid != getpid())
         return;
-    cg_loader_scan("(exit)");
+    cg_loader_scan_exit();
     cg_versions_verdicts("exit");
     cg_loader_check_replaced("exit");
     cg_libs_unresolved_events();
     cg_graph_exit_events();
+    /* nothing happened that a report could use: no file at all */
+    if (cg_trace_lazy_pending() && !is_forked_child && !worth_a_file())
+        return;
+    if (cg_trace_lazy_pending() && is_forked_child)
+        return; /* a forked child that did nothing: the parent's file speaks for it */
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
@@ -319,6 +470,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_gpumem_exit(&e);
     cg_graph_exit_summary(&e);
+    ev_frameworks(&e);
     cg_drvlog_exit(&e);
     cg_codeload_exit(&e);
     if (cg_cfg.fallback) {
@@ -326,13 +478,6 @@ __attribute__((destructor)) static void cg_dtor(void)
         cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
     }
     cg_ev_end(&e);
-    if (nlib == 0 && !is_forked_child && parent_traced()) {
-        /* A program the traced program ran (ptxas, a shell) that never
-         * touched CUDA: its trace would only be noise.  Forked children keep
-         * theirs: they are the program itself. */
-        unlink(cg.path);
-        return;
-    }
     if (cg_cfg.quiet)
         return;
     /* Benign probes were counted as failures when they happened; only the

@@ -446,6 +446,15 @@ static int dir_open(const char *dir)
     return dfd;
 }
 
+bool cg_trace_dir_usable(void)
+{
+    int dfd = dir_open(cg_cfg.dir);
+    if (dfd < 0)
+        return false;
+    close(dfd);
+    return true;
+}
+
 /* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
 void cg_trace_test_adopt(int fd);
 void cg_trace_test_adopt(int fd)
@@ -468,7 +477,9 @@ int cg_trace_open(void)
     for (int attempt = 1; attempt < 100 && fd < 0; attempt++) {
         /* <host>[-r<rank>]-<pid>[.<attempt>].jsonl: host and rank are
          * sanitised (shim.c), so the name never holds a '/' */
-        char p[sizeof cg.path], name[256];
+        /* static: the first event that opens the file may be a crash on a
+         * small alternate stack; one thread at a time opens (lazy open) */
+        static char p[sizeof cg.path], name[256];
         size_t n = cg_strlcpy(name, cg.host, sizeof name);
         if (cg.rank[0]) {
             n += cg_strlcpy(name + n, "-r", n < sizeof name ? sizeof name - n : 0);

@@ -7,6 +7,7 @@
  * the sub-library that implements cudnnGetVersion (libcudnn_graph.so.9,
  * libcudnn_ops_infer.so.8) once that sub-library is mapped, never of the
  * dispatcher, which would load it. */
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,69 @@ static bool said_copies, said_sublib, said_cuda_major, said_driver;
 int cg_versions_cudnn(void) { return atomic_load(&cudnn_version); }
 
 static bool is_dispatcher(const char *soname) { return cg_starts_with(soname, "libcudnn.so"); }
+
+/* "9.19.0.56" -> 91900 (cuDNN 9), "8.9.7" -> 8907 (cuDNN 8); -1 if not a version */
+static long long cudnn_encode(const char *v)
+{
+    long long part[3] = {-1, -1, 0};
+    for (int i = 0; i < 3 && *v >= '0' && *v <= '9'; i++) {
+        part[i] = 0;
+        while (*v >= '0' && *v <= '9')
+            part[i] = part[i] * 10 + (*v++ - '0');
+        if (*v == '.')
+            v++;
+    }
+    if (part[0] < 7 || part[0] > 99 || part[1] < 0 || part[1] > 99 || part[2] > 99)
+        return -1;
+    return part[0] >= 9 ? part[0] * 10000 + part[1] * 100 + part[2] : part[0] * 1000 + part[1] * 100 + part[2];
+}
+
+/* The dispatcher libcudnn.so.N answers cudnnGetVersion through a part
+ * (it would load one), and most parts (cnn, engines, heuristic) have no
+ * version of their own to read, so theirs is read from their files: the
+ * name the soname link points to (libcudnn.so.9.19.0), else the wheel they
+ * came in (site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info).  Where a
+ * part of another install answers cudnnGetVersion, this is the only way to
+ * name both versions of a mix. */
+static void version_from_files(const char *path, struct cg_lib *l)
+{
+    char real[PATH_MAX];
+    if (realpath(path, real)) {
+        long long v = cudnn_encode(cg_lib_name_version(real));
+        if (v > 0) {
+            l->version = v;
+            l->version_source = "file_name";
+            return;
+        }
+    }
+    const char *w = strstr(path, "/nvidia/cudnn/lib/");
+    if (!w)
+        return;
+    char sp[PATH_MAX];
+    size_t n = (size_t)(w - path);
+    if (n >= sizeof sp)
+        return;
+    memcpy(sp, path, n);
+    sp[n] = 0;
+    DIR *d = opendir(sp);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *dash = strchr(de->d_name, '-');
+        size_t len = strlen(de->d_name);
+        if (!cg_starts_with(de->d_name, "nvidia_cudnn_cu") || !dash || len < 10 ||
+            strcmp(de->d_name + len - 10, ".dist-info") != 0)
+            continue;
+        long long v = cudnn_encode(dash + 1);
+        if (v > 0) {
+            l->version = v;
+            l->version_source = "wheel";
+            break;
+        }
+    }
+    closedir(d);
+}
 
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
 {
@@ -42,7 +106,9 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
         int v = 0;
         if (fn && fn(&v) == cudaSuccess)
             l->version = v;
-    } else if (family == CG_FAM_CUDNN && !is_dispatcher(soname)) {
+    } else if (family == CG_FAM_CUDNN && is_dispatcher(soname)) {
+        version_from_files(o->name, l);
+    } else if (family == CG_FAM_CUDNN) {
         size_t (*ver)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetVersion", NULL);
         size_t (*cuda)(void) = (size_t(*)(void))cg_elf_sym(o, "cudnnGetCudartVersion", NULL);
         if (ver) {
@@ -61,10 +127,14 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
                                                 "cudnn_cnn_version", "cudnn_adv_version"};
             for (size_t i = 0; i < sizeof names / sizeof names[0] && l->version < 0; i++) {
                 const unsigned char *v = cg_elf_sym(o, names[i], NULL);
-                if (v && v[2] >= 7 && v[2] <= 99)
-                    l->version = v[2] * 10000LL + v[1] * 100LL + v[0];
+                if (v && v[2] >= 7 && v[2] <= 99) {
+                    l->version = v[2] >= 9 ? v[2] * 10000LL + v[1] * 100LL + v[0] : v[2] * 1000LL + v[1] * 100LL + v[0];
+                    l->version_source = "data";
+                }
             }
         }
+        if (l->version < 0)
+            version_from_files(o->name, l);
     }
 }
 

@@ -123,6 +123,12 @@ char *expand(const char *tmpl, json_t *vars, json_t *ev);  /* {path[:fmt]} */
 bool is_failure_event(struct trace *t, size_t i);          /* also: unresolved loads */
 char *describe_event(json_t *ev);                          /* "#8 cudnnCreate -> ..." */
 bool load_resolved(struct trace *t, size_t i);             /* dlopen failure later resolved */
+bool load_failure_absent(json_t *ev); /* rules.c: the asked file was absent (a probe), not broken */
+/* rules_versions.c: a cuDNN file's own version (its lib event, its file name,
+ * the names it probed), -1 unknown */
+long long cudnn_file_version(struct trace *t, const char *path);
+/* rules_fw.c: "you see" in the words of the process's framework (takes text) */
+char *frame_symptom(struct trace_set *s, size_t ti, char *text);
 
 /* ---- rules_code.c: the rules about GPU code and the driver's log */
 bool m_code_arch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
@@ -151,7 +157,8 @@ char *find_shim(void);
 struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
- * there are problems or `force`; returns the number of problems */
+ * there are problems or `force`; returns the number of problems, -1 (and says
+ * so) when no process of the run left a trace */
 int report_recent(const char *dir, double since, FILE *out, bool force);
 
 #endif

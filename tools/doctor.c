@@ -245,6 +245,47 @@ static void from_python(json_t *dirs)
         pclose(f);
 }
 
+/* Environments that are not the active one: a copy there is what another
+ * shell, job or notebook kernel loads (works in one, fails in another). */
+static void envs_under(json_t *dirs, const char *prefix_glob, const char *source)
+{
+    /* a venv or conda env: <prefix>/lib/python3.X/site-packages/{nvidia/<part>/lib,torch/lib}, and conda's <prefix>/lib */
+    char *a = xasprintf("%s/lib/python3*/site-packages/nvidia/*/lib", prefix_glob);
+    char *b = xasprintf("%s/lib/python3*/site-packages/torch/lib", prefix_glob);
+    add_glob(dirs, a, source);
+    add_glob(dirs, b, source);
+    free(a), free(b);
+}
+
+static void other_envs(json_t *dirs, const char *home)
+{
+    static const char *const venvs[] = {"%s/.venv", "%s/venv", "%s/.virtualenvs/*", "%s/.pyenv/versions/*",
+                                        "%s/.local/share/virtualenvs/*", "%s/*/.venv", "%s/*/venv"};
+    for (size_t i = 0; home && i < sizeof venvs / sizeof venvs[0]; i++) {
+        char *g = xasprintf(venvs[i], home);
+        envs_under(dirs, g, "venv (not active)");
+        free(g);
+    }
+    envs_under(dirs, "./.venv", "venv (not active)");
+    envs_under(dirs, "./venv", "venv (not active)");
+    static const char *const condas[] = {"%s/miniconda3", "%s/anaconda3", "%s/miniforge3", "%s/mambaforge",
+                                         "%s/.conda"};
+    for (size_t i = 0; home && i < sizeof condas / sizeof condas[0]; i++) {
+        char *base = xasprintf(condas[i], home), *envs = xasprintf("%s/envs/*", base);
+        envs_under(dirs, base, "conda env (not active)");
+        envs_under(dirs, envs, "conda env (not active)");
+        char *libs = xasprintf("%s/envs/*/lib", base);
+        add_glob(dirs, libs, "conda env (not active)");
+        free(base), free(envs), free(libs);
+    }
+    add_dir(dirs, "/opt/conda/lib", "conda env (not active)");
+    add_glob(dirs, "/opt/conda/envs/*/lib", "conda env (not active)");
+    envs_under(dirs, "/opt/conda", "conda env (not active)");
+    envs_under(dirs, "/opt/*/.venv", "venv (not active)");
+    envs_under(dirs, "/opt/*/venv", "venv (not active)");
+    envs_under(dirs, "/opt/*venv", "venv (not active)");
+}
+
 static json_t *where_to_look(void)
 {
     json_t *dirs = json_object();
@@ -263,12 +304,12 @@ static json_t *where_to_look(void)
     }
     static const char *const conda[] = {"miniconda3", "anaconda3", "miniforge3", "mambaforge"};
     for (size_t i = 0; home && i < sizeof conda / sizeof conda[0]; i++) {
-        char *p = xasprintf("%s/%s/lib", home, conda[i]), *e = xasprintf("%s/%s/envs/*/lib", home, conda[i]);
-        add_dir(dirs, p, "conda");
-        add_glob(dirs, e, "conda");
-        free(p), free(e);
+        char *p = xasprintf("%s/%s/lib", home, conda[i]);
+        add_dir(dirs, p, "conda base");
+        free(p);
     }
     from_python(dirs);
+    other_envs(dirs, home);
     return dirs;
 }
 
@@ -499,6 +540,10 @@ static void print_human(json_t *r)
             printf("\n");
         }
     }
+    printf("looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
+           "python3's site-packages, venvs and conda envs under $HOME, ./ and /opt; not in other users' homes, "
+           "container images or other folders (put one in LD_LIBRARY_PATH to include it)\n",
+           json_array_size(json_object_get(r, "searched")));
     printf("environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
            jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
     json_t *ps = json_object_get(r, "problems");

@@ -85,10 +85,14 @@ static void render(struct sbuf *b, json_t *v, const char *fmt)
             sb_add(b, json_string_value(v));
         return;
     }
+    /* a number written as a string (a verdict's versions) reads as the number */
+    char *end = NULL;
+    long long num = json_is_string(v) && *fmt && strcmp(fmt, "base") ? strtoll(json_string_value(v), &end, 10) : 0;
+    bool numeric_string = end && end != json_string_value(v) && !*end;
     if (!v || json_is_null(v)) {
         sb_add(b, "?");
-    } else if (json_is_number(v) && *fmt) {
-        long long x = (long long)json_number_value(v);
+    } else if ((json_is_number(v) || numeric_string) && *fmt) {
+        long long x = numeric_string ? num : (long long)json_number_value(v);
         if (strcmp(fmt, "size") == 0)
             sb_add(b, fmt_size(x, buf, sizeof buf));
         else if (strcmp(fmt, "mib") == 0)
@@ -217,7 +221,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     struct finding *f = &a->f[a->nf++];
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
     f->title = expand(r->title, vars, ev);
-    f->symptom = expand(r->symptom, vars, ev);
+    f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
     f->cause = expand(r->cause, vars, ev);
     f->fix = expand(r->fix, vars, ev);
     const char *seen = jstr(vars, "seen", NULL);
@@ -314,6 +318,29 @@ static void summarise(struct analysis *a, size_t ti)
             p->driver_path = path, p->driver_ver = v;
         }
     }
+    /* versions belong to files: the dispatcher's own, and the parts that differ from it */
+    long long own = p->cudnn_path ? cudnn_file_version(t, p->cudnn_path) : -1;
+    if (own > 0) {
+        struct sbuf mix = {0};
+        p->cudnn_ver = own;
+        p->cudnn_mixed = false;
+        for (size_t i = 0; i < json_array_size(t->events); i++) {
+            json_t *e = json_array_get(t->events, i);
+            const char *path = jstr(e, "path", "");
+            if (strcmp(jstr(e, "ev", ""), "lib") != 0 || strcmp(jstr(e, "family", ""), "cudnn") != 0 ||
+                strcmp(path, p->cudnn_path) == 0)
+                continue;
+            long long v = cudnn_file_version(t, path);
+            char vb[32], d[4096];
+            if (v > 0 && v != own) {
+                p->cudnn_mixed = true;
+                if (mix.len < 300)
+                    sb_printf(&mix, "%s%s %s from %s", mix.len ? ", " : "", base_name(path),
+                              fmt_cudnn_ver(v, vb, sizeof vb), dir_name(path, d, sizeof d));
+            }
+        }
+        p->cudnn_mix = mix.len ? sb_take(&mix) : NULL;
+    }
     if (p->driver_ver < 0)
         for (size_t i = 0; i < json_array_size(t->events); i++)
             p->driver_ver = jint(json_array_get(t->events, i), "driver_version", p->driver_ver);
@@ -345,6 +372,8 @@ char *lib_summary(struct proc_sum *p)
                   p->cudnn_built_for > 0 ? fmt_cuda_ver(p->cudnn_built_for, v2, sizeof v2) : "", p->cudnn_path);
         if (p->nparts)
             sb_printf(&b, " (+%d part%s)", p->nparts, p->nparts > 1 ? "s" : "");
+        if (p->cudnn_mix)
+            sb_printf(&b, ", mixed with %s", p->cudnn_mix);
     }
     if (p->cudart_path)
         sb_printf(&b, "%scudart %s at %s", b.len ? "; " : "", fmt_cuda_ver(p->cudart_ver, v1, sizeof v1), p->cudart_path);
@@ -562,7 +591,7 @@ void analysis_free(struct analysis *a)
         free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix), free(f->driver);
     }
     for (size_t i = 0; i < a->s->n; i++)
-        free(a->p[i].label), free(a->p[i].prog);
+        free(a->p[i].label), free(a->p[i].prog), free(a->p[i].cudnn_mix);
     analysis_groups_free(a);
     free(a->f);
     free(a->p);
@@ -1016,8 +1045,9 @@ json_t *analysis_json(struct analysis *a)
 /* ---- the command */
 static int usage(FILE *o, int rc)
 {
-    fprintf(o, "usage: convguard report [--json] [--html FILE] [--all] [-v] PATH...\n"
-               "  PATH: trace files (*.jsonl) or directories of them (several processes, ranks, hosts)\n"
+    fprintf(o, "usage: convguard report [--json] [--html FILE] [--all] [-v] [PATH...]\n"
+               "  PATH: trace files (*.jsonl) or directories of them (several processes, ranks, hosts);\n"
+               "        none: $CONVGUARD_DIR, else ./convguard-logs (where `convguard run` writes)\n"
                "  --all: one line per process, every variant and note (alike processes share a line otherwise)\n"
                "  exit status: 0 no problem found, 1 problems found, 2 usage or I/O error\n");
     return rc;
@@ -1043,8 +1073,14 @@ int cmd_report(int argc, char **argv)
         default: return usage(stderr, 2);
         }
     }
-    if (optind >= argc)
-        return usage(stderr, 2);
+    char *dflt[2] = {NULL, NULL};
+    if (optind >= argc) {
+        const char *d = getenv("CONVGUARD_DIR");
+        dflt[0] = (char *)(d && *d ? d : "./convguard-logs");
+        argv = dflt;
+        argc = 1;
+        optind = 0;
+    }
     struct trace_set s = {0};
     for (int i = optind; i < argc; i++)
         trace_set_add(&s, argv[i]);
@@ -1085,10 +1121,13 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     trace_set_add(&s, dir);
     trace_set_keep_since(&s, since);
     if (s.n == 0) {
-        if (force)
-            fprintf(out, "convguard: no trace of this run in %s (was the program static, or setuid?)\n", dir);
+        /* only a process that touched a CUDA library or ran a framework makes a file */
+        (void)force;
+        fprintf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
+                     "GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
+                dir);
         trace_set_free(&s);
-        return 0;
+        return -1;
     }
     trace_set_link(&s);
     struct analysis *a = analyse(&s);

@@ -20,6 +20,7 @@ struct proc_sum {
     const char *cudnn_path, *cudart_path, *driver_path;
     long long cudnn_ver, cudnn_built_for, cudart_ver, driver_ver;
     bool cudnn_mixed;
+    char *cudnn_mix;  /* "libcudnn_graph.so.9 9.14.0 from /usr/lib/..." : parts of other versions */
     int nlibs, nparts, nfail, nfind;
     int main_group;   /* the group of its first finding (a->groups), -1 */
     int first_f;      /* its first finding (a->f), -1 */

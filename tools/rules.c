@@ -3,18 +3,25 @@
  * A match function gets the process (s->t[ti]) and the event the rule's
  * pattern matched (NULL for rules without a pattern); it says whether the
  * rule applies and adds the facts its texts need to `vars`. */
-#include <stdlib.h>
-#include <string.h>
-
-#include "cli.h"
-
-#define MIB (1ll << 20)
+#include "rules.h"
 
 static json_t *events_of(struct trace_set *s, size_t ti) { return s->t[ti].events; }
 
-static void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
-static void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
-static void set_int(json_t *vars, const char *k, long long v) { json_object_set_new(vars, k, json_integer(v)); }
+bool is_ev(json_t *e, const char *name) { return strcmp(jstr(e, "ev", ""), name) == 0; }
+
+json_t *lib_event(struct trace *t, const char *path)
+{
+    for (size_t i = 0; path && i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "lib") && strcmp(jstr(e, "path", ""), path) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
+void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
+void set_int(json_t *vars, const char *k, long long v) { json_object_set_new(vars, k, json_integer(v)); }
 
 static long index_of(struct trace *t, json_t *ev)
 {
@@ -35,7 +42,7 @@ static json_t *unresolved_load(struct trace *t, const char *stem)
     return NULL;
 }
 
-static bool dir_in_path_list(const char *dir, const char *list)
+bool dir_in_path_list(const char *dir, const char *list)
 {
     size_t n = strlen(dir);
     for (const char *p = list; p && *p;) {
@@ -50,12 +57,15 @@ static bool dir_in_path_list(const char *dir, const char *list)
     return false;
 }
 
-static const char *llp_of(struct trace *t) { return jstr(t->start, "env.LD_LIBRARY_PATH", NULL); }
+const char *llp_of(struct trace *t) { return jstr(t->start, "env.LD_LIBRARY_PATH", NULL); }
 
 /* The version a library path was recorded with; for the cuDNN dispatcher
  * (never asked) the version of a cuDNN part mapped from the same folder. */
 static long long version_of_path(struct trace *t, const char *path)
 {
+    long long own = cudnn_file_version(t, path);
+    if (own > 0)
+        return own;
     char want[4096], d[4096];
     dir_name(path, want, sizeof want);
     long long same_dir = -1;
@@ -81,7 +91,7 @@ static char *ver_note(struct trace *t, const char *path)
 
 /* The CUDA major version the process uses, for package names like
  * nvidia-cudnn-cu12: from cudart, else from what cuDNN was built for. */
-static long long cuda_major(struct trace *t)
+long long cuda_major(struct trace *t)
 {
     long long built = -1;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
@@ -97,7 +107,7 @@ static long long cuda_major(struct trace *t)
 }
 
 /* "process 4242 (python3) holds 70.0 GiB" for every other holder, largest first */
-static char *holders_text(json_t *ev, long long own_pid, long long *top_pid)
+char *holders_text(json_t *ev, long long own_pid, long long *top_pid)
 {
     json_t *h = jget(ev, "holders");
     struct sbuf b = {0};
@@ -136,7 +146,7 @@ static long long own_bytes(json_t *ev, long long own_pid)
 }
 
 /* ---- driver and device */
-static bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     json_t *drv = unresolved_load(t, "libcuda.so");
@@ -146,11 +156,36 @@ static bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
     if (!drv && !(handle && (strcmp(jstr(ev, "likely_cause.kind", ""), "no_driver") == 0 ||
                              strcmp(jstr(ev, "driver", ""), "not_loaded") == 0)))
         return false;
+    /* cuDNN's own parts did not load: the driver was never asked for (the shim says so first) */
+    if (!drv && strcmp(jstr(ev, "likely_cause.kind", ""), "cudnn_library") == 0)
+        return false;
+    /* a driver was loaded (and maybe unloaded again by a library that refused it): not "no driver" */
+    for (size_t i = 0; !drv && i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "lib") && strcmp(jstr(e, "family", ""), "driver") == 0)
+            return false;
+    }
     if (drv == ev && load_resolved(t, (size_t)index_of(t, ev)))
         return false;
     const char *err = drv ? jstr(drv, "error", "?") : jstr(ev, "likely_cause.detail", "the driver is not loaded");
     const char *colon = drv ? strstr(err, ": ") : NULL;
     set_str(vars, "driver_error", colon ? colon + 2 : err);
+    /* a container started without the GPU: no device nodes, no libcuda mounted */
+    json_t *ct = jget(t->start, "container");
+    if (ct && !jtrue(ct, "nvidia_devices")) {
+        set_own(vars, "container_note",
+                xasprintf("; this process runs in a %s container that has no NVIDIA device nodes (/dev/nvidia*): "
+                          "the container was started without GPU access, or the host has no GPU",
+                          jstr(ct, "kind", "?")));
+        set_str(vars, "container_fix", "start the container with the GPU: `docker run --gpus all ...` (NVIDIA "
+                                       "Container Toolkit; Kubernetes: a `nvidia.com/gpu` resource limit); on the "
+                                       "host, ");
+        set_str(vars, "container_clause", "");
+    } else {
+        set_str(vars, "container_note", "");
+        set_str(vars, "container_fix", "");
+        set_str(vars, "container_clause", "; in a container add `--gpus all` (NVIDIA Container Toolkit)");
+    }
     /* what the trace shows, in order: the failed call, the failed load, the
      * runtime calls that answered "insufficient driver" */
     struct sbuf b = {0};
@@ -187,7 +222,7 @@ static bool hides_all(const char *v)
     return !(*v >= '0' && *v <= '9');
 }
 
-static bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)ev;
     struct trace *t = &s->t[ti];
@@ -207,80 +242,244 @@ static bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *var
 }
 
 /* ---- loading */
+/* The loader's words: only "absent" (the very name asked was in no folder
+ * searched) is how probes fail.  Anything else names a file that is there
+ * and broken, or of another build, or a dependency that is missing. */
+static const char *load_error_kind(json_t *ev, const char **named_out, char *named, size_t cap)
+{
+    const char *kind = jstr(ev, "error_kind", NULL), *err = jstr(ev, "error", ""), *name = jstr(ev, "name", "");
+    const char *req = strstr(err, "(required by ");
+    size_t n = strcspn(err, ":");
+    named[0] = 0;
+    if (req)
+        snprintf(named, cap, "%.*s", (int)strcspn(req + 13, ")"), req + 13);
+    else if (err[n] == ':')
+        snprintf(named, cap, "%.*s", (int)n, err);
+    *named_out = jstr(ev, "error_file", named);
+    if (kind)
+        return kind;
+    if (strstr(err, "No such file or directory"))
+        return strcmp(base_name(named), base_name(name)) == 0 ? "absent" : "dependency_absent";
+    static const struct {
+        const char *words, *kind;
+    } kinds[] = {{"file too short", "too_short"},   {"invalid ELF header", "bad_elf"},
+                 {"wrong ELF class", "wrong_class"}, {"undefined symbol", "undefined_symbol"},
+                 {"Permission denied", "permission"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strstr(err, kinds[i].words))
+            return kinds[i].kind;
+    if (strstr(err, "version `") && strstr(err, "not found"))
+        return "version_not_found";
+    return "other";
+}
+
+/* What a missing dependency is usually provided by */
+static const char *provider_of(const char *dep)
+{
+    static const struct {
+        const char *prefix, *what;
+    } deps[] = {
+        {"libz.so", "zlib: `sudo apt-get install zlib1g` (Debian/Ubuntu) or `sudo dnf install zlib`"},
+        {"libnvrtc", "NVRTC: `pip install nvidia-cuda-nvrtc-cu{cu}` or the CUDA toolkit"},
+        {"libcublas", "cuBLAS: `pip install nvidia-cublas-cu{cu}` or the CUDA toolkit"},
+        {"libnvJitLink", "nvJitLink: `pip install nvidia-nvjitlink-cu{cu}` or the CUDA toolkit"},
+        {"libcuda.so", "the NVIDIA driver"},
+    };
+    for (size_t i = 0; i < sizeof deps / sizeof deps[0]; i++)
+        if (strncmp(base_name(dep), deps[i].prefix, strlen(deps[i].prefix)) == 0)
+            return deps[i].what;
+    return NULL;
+}
+
 static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
 {
     const char *name = jstr(ev, "name", "?"), *err = jstr(ev, "error", "");
     const char *base = base_name(name);
     const char *so = strstr(base, ".so.");
     char major[16] = "?";
+    /* the major version: from the name asked, else from the asker (libcudnn.so.9 asking libcudnn_cnn.so) */
+    const char *caller_so = strstr(base_name(jstr(ev, "caller", "")), ".so.");
     if (so)
         snprintf(major, sizeof major, "%.*s", (int)strcspn(so + 4, "."), so + 4);
+    else if (caller_so)
+        snprintf(major, sizeof major, "%.*s", (int)strcspn(caller_so + 4, "."), caller_so + 4);
     set_str(vars, "major", major);
-    set_int(vars, "cu", cuda_major(t));
+    long long cu = cuda_major(t);
+    set_int(vars, "cu", cu);
 
-    /* dlerror names the object it could not open: this one, or a dependency */
-    size_t n = strcspn(err, ":");
-    bool missing = strstr(err, "cannot open shared object file") != NULL;
     json_t *cand = jget(ev, "candidates");
-    struct sbuf searched = {0}, elsewhere = {0};
+    struct sbuf searched = {0}, elsewhere = {0}, unsearched = {0};
     int shown = 0;
+    const char *unsearched_dir = NULL, *unsearched_src = NULL;
     for (size_t i = 0; i < json_array_size(cand); i++) {
         json_t *c = json_array_get(cand, i);
         if (jtrue(c, "missing"))
             continue;
-        if (shown++ < 5)
+        bool not_searched = json_is_false(jget(c, "searched"));
+        if (!not_searched && shown++ < 5)
             sb_printf(&searched, "%s%s (%s)", searched.len ? ", " : "", jstr(c, "dir", "?"), jstr(c, "source", "?"));
         json_t *files = jget(c, "files");
         for (size_t k = 0; k < json_array_size(files); k++) {
             json_t *f = json_array_get(files, k);
             const char *fn = jstr(f, "name", "");
-            if (strcmp(fn, base) == 0 || elsewhere.len > 300)
-                continue;
             const char *path = jstr(f, "path", NULL);
             char *full = path ? xstrdup(path) : xasprintf("%s/%s", jstr(c, "dir", "?"), fn);
-            if (!elsewhere.len || !strstr(elsewhere.s, full))
+            if (not_searched && strcmp(fn, base) == 0) {
+                /* the very file, in a folder the loader does not search for this caller */
+                if (!unsearched_dir)
+                    unsearched_dir = jstr(c, "dir", NULL), unsearched_src = jstr(c, "source", "?");
+                if (unsearched.len < 300)
+                    sb_printf(&unsearched, "%s%s", unsearched.len ? ", " : "", full);
+            } else if (strcmp(fn, base) != 0 && elsewhere.len <= 300 && (!elsewhere.len || !strstr(elsewhere.s, full))) {
                 sb_printf(&elsewhere, "%s%s", elsewhere.len ? ", " : "; found instead: ", full);
+            }
             free(full);
         }
     }
     if (shown > 5)
         sb_printf(&searched, " and %d more", shown - 5);
+    const char *named;
+    char nbuf[1024];
+    const char *kind = load_error_kind(ev, &named, nbuf, sizeof nbuf);
     set_str(vars, "dep_fix", "");
-    if (missing && (n == strlen(name) && strncmp(err, name, n) == 0)) {
-        set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
-    } else if (missing) {
-        set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %.*s", (int)n, err));
-        set_own(vars, "dep_fix", xasprintf("; make %.*s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
-                                           (int)n, err));
-    } else {
-        set_own(vars, "why", xasprintf("failed to load: %s", err));
-    }
-    free(sb_take(&searched));
-    set_own(vars, "elsewhere", sb_take(&elsewhere));
+    set_str(vars, "file_fix", "");
     const char *caller = jstr(ev, "caller", "(main program)");
     char d[4096];
+    if (strcmp(kind, "absent") == 0 && unsearched_dir) {
+        bool own = strcmp(unsearched_src, "caller_dir") == 0;
+        const char *rp = jstr(ev, "caller_runpath", jstr(ev, "caller_rpath", NULL));
+        if (own)
+            set_own(vars, "why", xasprintf("is in %s's own folder (%s), which the loader does not search for it: %s "
+                                           "has %s (searched: %s)",
+                                           base_name(caller), unsearched_dir, base_name(caller),
+                                           rp ? "a RUNPATH without $ORIGIN" : "no RUNPATH",
+                                           searched.len ? searched.s : "?"));
+        else
+            set_own(vars, "why", xasprintf("is in %s (a pip wheel's folder), which is not on this library's search "
+                                           "path (searched: %s)",
+                                           unsearched_dir, searched.len ? searched.s : "?"));
+        set_own(vars, "file_fix",
+                own ? xasprintf("add %s to LD_LIBRARY_PATH (or give %s a RUNPATH: `patchelf --set-rpath '$ORIGIN' "
+                                "%s`); otherwise ",
+                                unsearched_dir, base_name(caller), caller)
+                    : xasprintf("add it to the search path: `export LD_LIBRARY_PATH=%s:$LD_LIBRARY_PATH`; otherwise ",
+                                unsearched_dir));
+    } else if (strcmp(kind, "absent") == 0) {
+        set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
+        /* an unversioned name asked, versioned files present: a missing link */
+        if (!so && elsewhere.len && strstr(base, ".so")) {
+            const char *list = elsewhere.s + strlen("; found instead: ");
+            char first[4096], dd[4096];
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
+            set_own(vars, "file_fix", xasprintf("%s asks for the unversioned name %s, which only a development "
+                                                "package links: `ln -s %s %s/%s`; otherwise ",
+                                                base_name(caller), base, first, dir_name(first, dd, sizeof dd), base));
+        }
+    } else if (strcmp(kind, "dependency_absent") == 0) {
+        const char *prov = provider_of(named);
+        set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %s", named));
+        char *pv = prov ? expand(prov, vars, ev) : NULL;
+        set_own(vars, "dep_fix", pv ? xasprintf("; %s is %s", named, pv)
+                                    : xasprintf("; make %s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
+                                                named));
+        if (pv) {
+            set_own(vars, "file_fix", xasprintf("install %s: %s; otherwise ", named, pv));
+            set_str(vars, "dep_fix", "");
+        }
+        free(pv);
+    } else {
+        /* the file is there and the loader refused it: it is the cause */
+        static const struct {
+            const char *kind, *what;
+        } says[] = {{"too_short", "it is empty or truncated"},
+                    {"bad_elf", "it is not a shared library (damaged, or a text file)"},
+                    {"wrong_class", "it is built for another architecture (32-bit, or another CPU)"},
+                    {"undefined_symbol", "it is from another build than the libraries it is loaded with"},
+                    {"version_not_found", "it was built for a newer C library (glibc) than this system's"},
+                    {"permission", "the user cannot read it"}};
+        const char *what = "the loader refused it";
+        for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
+            if (strcmp(kind, says[i].kind) == 0)
+                what = says[i].what;
+        const char *file = *named && strchr(named, '/') ? named : name;
+        long long size = jint(ev, "error_file_size", -1);
+        char sz[32], dd[4096];
+        const char *colon = strstr(err, ": ");
+        set_own(vars, "why", xasprintf("was found, but the loader refused %s%s%s%s: \"%s\" (%s)", file,
+                                       size >= 0 ? " (" : "", size >= 0 ? fmt_size(size, sz, sizeof sz) : "",
+                                       size >= 0 ? ")" : "", colon ? colon + 2 : err, what));
+        const char *dir = dir_name(file, dd, sizeof dd);
+        if (strchr(file, '/') && dir_in_path_list(dir, llp_of(t)))
+            set_own(vars, "file_fix", xasprintf("take %s out of LD_LIBRARY_PATH (it holds %s, found before the good "
+                                                "copy), or remove or replace that file; otherwise ",
+                                                dir, base_name(file)));
+        else
+            set_own(vars, "file_fix", xasprintf("remove or replace %s (%s); otherwise ", file, what));
+    }
+    if (unsearched.len && strcmp(kind, "absent") != 0)
+        sb_printf(&elsewhere, "%s%s", elsewhere.len ? ", " : "; found instead: ", unsearched.s);
+    free(sb_take(&searched));
+    free(sb_take(&unsearched));
+    set_own(vars, "elsewhere", sb_take(&elsewhere));
     set_str(vars, "caller_base", base_name(caller));
     set_str(vars, "caller_dir", dir_name(caller, d, sizeof d));
+    set_own(vars, "asked_by", strcmp(caller, "(main program)") ? xasprintf(" (asked for by %s)", base_name(caller))
+                                                               : xstrdup(""));
 }
 
-static bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool load_failure_absent(json_t *ev)
+{
+    const char *named;
+    char buf[1024];
+    return strcmp(load_error_kind(ev, &named, buf, sizeof buf), "absent") == 0;
+}
+
+/* The process died while loading this library (a crash inside ld.so): its
+ * earlier probes were not "unresolved", the load was still going on. */
+static bool crashed_loading(struct trace *t, const char *stem)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        const char *n = jstr(e, "loading.name", NULL);
+        if (is_ev(e, "crash") && n) {
+            size_t k = strlen(stem);
+            const char *b = base_name(n);
+            if (k && strncmp(b, stem, k) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+bool m_load_failed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     long i = index_of(t, ev);
     if (i < 0 || load_resolved(t, (size_t)i))
         return false;
-    /* cuDNN tries name.so.9.19.0, .so.9.19, then .so.9: speak of the last */
-    for (size_t j = (size_t)i + 1; j < json_array_size(t->events); j++) {
+    if (load_failure_absent(ev) && crashed_loading(t, jstr(ev, "stem", "")))
+        return false;
+    /* cuDNN tries name.so.9.19.0, .so.9.19, then .so.9: speak of the last;
+     * but a file the loader refused is the cause, whatever was tried after */
+    bool absent = load_failure_absent(ev);
+    for (size_t j = 0; j < json_array_size(t->events); j++) {
         json_t *e = json_array_get(t->events, j);
-        if (pattern_match("dlopen:ok=false", e) && strcmp(jstr(e, "stem", ""), jstr(ev, "stem", "?")) == 0 &&
-            strcmp(jstr(e, "caller", ""), jstr(ev, "caller", "")) == 0)
+        if (e == ev || !pattern_match("dlopen:ok=false", e) || strcmp(jstr(e, "stem", ""), jstr(ev, "stem", "?")) != 0 ||
+            strcmp(jstr(e, "caller", ""), jstr(ev, "caller", "")) != 0)
+            continue;
+        bool e_absent = load_failure_absent(e);
+        /* of failures of one kind, the last one that carries a version (.so.9, not the bare .so) */
+        bool e_versioned = strstr(base_name(jstr(e, "name", "")), ".so.") != NULL;
+        bool versioned = strstr(base_name(jstr(ev, "name", "")), ".so.") != NULL;
+        if ((absent && !e_absent) ||
+            (absent == e_absent && (e_versioned > versioned || (e_versioned == versioned && j > (size_t)i))))
             return false;
     }
     add_load_facts(t, ev, vars);
     return true;
 }
 
-static bool m_load_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_load_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     const char *stem = jstr(ev, "stem", "");
     if (strcmp(stem, "libcuda.so") == 0 || strncmp(stem, "libcudart", 9) == 0 || strncmp(stem, "libcudnn", 8) == 0)
@@ -311,20 +510,65 @@ static void llp_facts(struct trace *t, const char *other_path, const char *keep_
     }
 }
 
-static bool m_sublib_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* A file in a system folder came from the distribution's package manager:
+ * removing the other copy means removing that package. */
+static bool system_dir(const char *dir)
+{
+    static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
+                                      "/lib64", "/usr/lib/aarch64-linux-gnu"};
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if (strcmp(dir, sys[i]) == 0)
+            return true;
+    return false;
+}
+
+bool m_sublib_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     const char *disp = jstr(ev, "dispatcher", "?"), *sub = jstr(ev, "sublib", "?");
     set_own(vars, "sub_ver", ver_note(t, sub));
+    /* the dispatcher's own version, never the one its borrowed part answers */
+    long long dv = cudnn_file_version(t, disp);
+    char v[32];
+    set_own(vars, "disp_ver", dv > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(dv, v, sizeof v)) : xstrdup(""));
     llp_facts(t, sub, disp, vars);
+    char d[4096];
+    dir_name(sub, d, sizeof d);
+    if (system_dir(d)) {
+        set_own(vars, "owner_note", xasprintf("; %s is a system folder: that copy was installed by the system's "
+                                              "package manager (`dpkg -S %s` names the package: libcudnn8, "
+                                              "libcudnn9-cuda-12, ...)",
+                                              d, sub));
+        set_own(vars, "pkg_fix", xasprintf(": `sudo apt-get remove --allow-change-held-packages $(dpkg -S %s | cut "
+                                           "-d: -f1)`",
+                                           sub));
+    } else {
+        set_str(vars, "owner_note", "");
+        set_str(vars, "pkg_fix", "");
+    }
     return true;
 }
 
-static bool m_major_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_major_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
-    (void)s, (void)ti;
+    struct trace *t = &s->t[ti];
+    long long built = jint(ev, "cudnn_built_for", 0) / 1000;
     set_int(vars, "rt_major", jint(ev, "cudart_version", 0) / 1000);
-    set_int(vars, "built_major", jint(ev, "cudnn_built_for", 0) / 1000);
+    set_int(vars, "built_major", built);
+    /* the loads of CUDA libraries of the other major that failed because of it */
+    struct sbuf b = {0};
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".so.%lld", built % 1000);
+    for (size_t i = 0; i < json_array_size(t->events) && b.len < 200; i++) {
+        json_t *e = json_array_get(t->events, i);
+        const char *n = base_name(jstr(e, "name", ""));
+        if (pattern_match("dlopen:ok=false", e) && is_failure_event(t, i) && strstr(n, suffix))
+            sb_printf(&b, "%s%s", b.len ? ", " : "", n);
+    }
+    set_own(vars, "load_note", b.len ? xasprintf("; so it asks for CUDA %lld libraries this machine lacks (%s)", built,
+                                                 b.s)
+                                     : xstrdup(""));
+    free(b.s);
     return true;
 }
 
@@ -349,7 +593,7 @@ static char *how_loaded(struct trace *t, const char *path)
     return xstrdup("(how is not recorded)");
 }
 
-static bool m_copies(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_copies(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     const char *a = jstr(ev, "path_a", "?"), *b = jstr(ev, "path_b", "?");
@@ -372,7 +616,7 @@ static bool m_copies(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
-static bool m_replaced(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_replaced(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti;
     set_str(vars, "how", jtrue(ev, "deleted") ? "deleted" : "replaced");
@@ -380,7 +624,7 @@ static bool m_replaced(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 }
 
 /* ---- resource */
-static bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     long long top;
     char *h = holders_text(ev, s->t[ti].pid, &top);
@@ -404,7 +648,7 @@ static bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *va
     return true;
 }
 
-static bool m_handle_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_handle_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     bool oom = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0 ||
                (!jget(ev, "likely_cause.kind") && strcmp(jstr(ev, "mem.source", "unknown"), "unknown") != 0 &&
@@ -419,7 +663,7 @@ static bool m_handle_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *var
     return true;
 }
 
-static bool m_handle_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_handle_other(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti;
     const char *r = jstr(ev, "reason", NULL);
@@ -455,7 +699,7 @@ static char *what_conv(json_t *ev)
     return xasprintf("the cuDNN graph (%s)", jstr(json_array_get(jget(ev, "ops"), 0), "op", "operation graph"));
 }
 
-static bool m_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     const char *name = jstr(ev, "ev", "");
     long long need = -1, free_b = jint(ev, "mem.free", -1), total = jint(ev, "mem.total", -1);
@@ -484,7 +728,7 @@ static bool m_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
     return true;
 }
 
-static bool m_no_algo(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_no_algo(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti;
     set_own(vars, "what", what_conv(ev));
@@ -514,14 +758,14 @@ static bool alloc_oom_status(json_t *ev)
     return jint(ev, "status", -1) == 2;
 }
 
-static bool m_alloc_fragmented(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_alloc_fragmented(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti, (void)vars;
     long long free_b = jint(ev, "mem.free", -1), bytes = jint(ev, "bytes", -1);
     return alloc_oom_status(ev) && bytes > 0 && free_b >= bytes;
 }
 
-static bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     if (!alloc_oom_status(ev))
         return false;
@@ -543,10 +787,15 @@ static bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
 /* A pool of this process took the GPU: its largest allocation is at least half
  * of the memory and little was left when memory ran out (for code, a handle,
  * a workspace).  XLA's preallocation, a pool sized from cudaMemGetInfo. */
-static bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
-    (void)s, (void)ti;
+    struct trace *t = &s->t[ti];
     if (strcmp(jstr(ev, "ev", ""), "alloc_failed") == 0 && !alloc_oom_status(ev))
+        return false;
+    /* loading code: out of memory, or the INVALID_VALUE / UNKNOWN a driver
+     * gives when it has no room left; not the codes of a wrong build */
+    long long st = jint(ev, "status", -1);
+    if (is_ev(ev, "code_load_failed") && st != 2 && st != 1 && st != 999)
         return false;
     long long total = jint(ev, "mem.total", -1), free_b = jint(ev, "mem.free", -1);
     long long largest = jint(ev, "gpu_mem.largest_ok", jint(ev, "largest_ok", -1));
@@ -556,18 +805,46 @@ static bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_int(vars, "pool", largest);
     set_int(vars, "own_live", live);
     char a[32];
-    set_own(vars, "what", strcmp(jstr(ev, "ev", ""), "code_load_failed") == 0
+    set_own(vars, "what", is_ev(ev, "code_load_failed")
                               ? xasprintf("loading GPU code (%s) failed with %s", jstr(ev, "fn", "?"),
                                           jstr(ev, "status_name", "?"))
+                          : is_ev(ev, "cudnn_handle")
+                              ? xasprintf("cudnnCreate failed with %s", jstr(ev, "status_name", "?"))
                               : xasprintf("%s of %s failed with %s", jstr(ev, "fn", "?"),
                                           fmt_size(jint(ev, "bytes", 0), a, sizeof a), jstr(ev, "status_name", "?")));
+    set_str(vars, "pool_fix",
+            fw_pick(t, "JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.7` (or `XLA_PYTHON_CLIENT_PREALLOCATE=false`)",
+                    "TensorFlow `tf.config.experimental.set_memory_growth(gpu, True)` (or "
+                    "`TF_FORCE_GPU_ALLOW_GROWTH=true`)",
+                    "a pool sized from `torch.cuda.mem_get_info()`: a lower fraction",
+                    "JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.7` or `XLA_PYTHON_CLIENT_PREALLOCATE=false`; TensorFlow "
+                    "`TF_FORCE_GPU_ALLOW_GROWTH=true`; a pool sized from `torch.cuda.mem_get_info()` / vLLM "
+                    "`gpu_memory_utilization`: a lower fraction"));
     return true;
 }
 
-static bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* a CUDA tool a process of the set ran (XLA runs ptxas): "ptxas of CUDA 11.8 (/usr/local/cuda-11.8/bin/ptxas)" */
+static char *tool_text(struct trace_set *s)
 {
-    (void)s, (void)ti;
+    for (size_t i = 0; i < s->n; i++) {
+        json_t *tool = jget(s->t[i].start, "cuda_tool");
+        if (!tool)
+            continue;
+        const char *v = jstr(tool, "toolkit_version", NULL);
+        return xasprintf("%s of CUDA %s (%s)", jstr(tool, "name", "?"), v ? v : "of unknown version",
+                         jstr(s->t[i].start, "exe", "?"));
+    }
+    return NULL;
+}
+
+bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)ti;
     long long st = jint(ev, "status", -1);
+    char *tool = tool_text(s);
+    set_own(vars, "tool_note", tool && (st == 218 || st == 222 || st == 209)
+                                   ? xasprintf("; the GPU code was made by %s, which the framework ran", tool)
+                                   : xstrdup(""));
     char a[32], b[32];
     long long free_b = jint(ev, "mem.free", -1);
     set_own(vars, "free_note", free_b >= 0 ? xasprintf("; %s of %s was free", fmt_size(free_b, a, sizeof a),
@@ -577,12 +854,20 @@ static bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
     set_str(vars, "hint", st == 2 ? "free GPU memory for it: stop what holds the memory (`nvidia-smi`), let the "
                                     "framework's pool leave room (JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.9`, TensorFlow "
                                     "memory growth) or `convguard run --fallback --reserve 2048 -- ...`"
-                          : st == 209 || st == 218 || st == 222
+                          : (st == 218 || st == 222) && tool
+                              ? "the ptxas on PATH and the driver must fit the PTX the framework writes: put a ptxas "
+                                "as new as the framework's CUDA first on PATH (JAX: `pip install "
+                                "nvidia-cuda-nvcc-cu12`, whose ptxas it prefers), or upgrade the NVIDIA driver"
+                          : st == 222
+                              ? "the PTX was written by a newer CUDA than this driver supports: upgrade the NVIDIA "
+                                "driver, or install the framework build for the CUDA the driver supports"
+                          : st == 209 || st == 218
                               ? "the code was built for another GPU or a newer CUDA than this driver: update the "
                                 "NVIDIA driver, or install the framework build for this GPU and CUDA version "
                                 "(`convguard doctor` lists both)"
                               : "rerun with `CUDA_LAUNCH_BLOCKING=1` and `convguard doctor`; check the driver "
                                 "version against what the framework was built for");
+    free(tool);
     return true;
 }
 
@@ -600,11 +885,24 @@ static bool tree_loaded_libs(struct trace_set *s, size_t ti, int depth)
     return false;
 }
 
-static bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* "The GPU was never used" is said once per run, about the process that
+ * ran the framework: the first that mapped one (the shim writes
+ * exit.frameworks), else the first process of the tree. */
+bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)ev;
     struct trace *t = &s->t[ti];
-    if (t->parent >= 0 || !t->exit || tree_loaded_libs(s, ti, 0))
+    for (size_t j = 0; j < s->n; j++)
+        if (tree_loaded_libs(s, j, 31))
+            return false;
+    long who = -1;
+    for (size_t j = 0; j < s->n && who < 0; j++)
+        if (s->t[j].exit && frameworks_of(&s->t[j]))
+            who = (long)j;
+    for (size_t j = 0; j < s->n && who < 0; j++)
+        if (s->t[j].exit && s->t[j].parent < 0)
+            who = (long)j;
+    if (who != (long)ti)
         return false;
     json_t *argv = jget(t->start, "argv");
     struct sbuf b = {0};
@@ -612,6 +910,19 @@ static bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *var
         sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
     set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
     free(b.s);
+    unsigned fw = fw_primary(frameworks_of(t));
+    set_own(vars, "fw_note", fw ? xasprintf(" (which ran %s)", fw_label(fw)) : xstrdup(""));
+    set_str(vars, "install",
+            fw_pick(t, "install JAX's CUDA build (`pip install -U \"jax[cuda13]\"` or `jax[cuda12]`) and check with "
+                       "`python -c \"import jax; print(jax.devices())\"`",
+                    "install the GPU build (`pip install tensorflow[and-cuda]`) and check with `python -c \"import "
+                    "tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"`",
+                    "install PyTorch's CUDA build (the pip command from pytorch.org with a CUDA index URL, e.g. "
+                    "`--index-url https://download.pytorch.org/whl/cu128`) and check with `python -c \"import "
+                    "torch; print(torch.cuda.is_available())\"`",
+                    "install the GPU build (`pip install tensorflow[and-cuda]`; PyTorch from pytorch.org with a CUDA "
+                    "index URL; `pip install -U \"jax[cuda13]\"`) and check with `python -c \"import torch; "
+                    "print(torch.cuda.is_available())\"`"));
     set_own(vars, "seen", xasprintf("#%lld exit: %lld CUDA libraries loaded", jint(t->exit, "seq", -1),
                                     jint(t->exit, "libs", 0)));
     return true;
@@ -627,7 +938,7 @@ static char *value_text(json_t *v)
     return v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : xstrdup("?");
 }
 
-static bool m_fallback(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_fallback(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)ev;
     json_t *evs = events_of(s, ti);
@@ -652,14 +963,43 @@ static bool m_fallback(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return n > 0;
 }
 
-static bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     json_t *f = json_array_get(jget(ev, "backtrace"), 0);
     const char *mod = jstr(f, "module", "an unknown module");
     set_own(vars, "where", f ? xasprintf("%s+%s", mod, jstr(f, "offset", "?")) : xstrdup(mod));
     set_str(vars, "where_base", base_name(mod));
+    /* inside the dynamic loader: the library this thread was loading */
+    json_t *ld = jget(ev, "loading");
+    set_str(vars, "loading_note", "");
+    set_str(vars, "loading_fix", "");
+    if (ld) {
+        const char *file = jstr(ld, "file", NULL);
+        long long size = jint(ld, "size", -1);
+        char sz[32];
+        set_own(vars, "loading_note",
+                xasprintf(", while this thread was loading %s%s%s%s%s%s", jstr(ld, "name", "?"),
+                          file ? " (the file " : "", file ? file : "", size >= 0 ? ", " : "",
+                          size >= 0 ? fmt_size(size, sz, sizeof sz) : "", file ? ")" : ""));
+        if (file)
+            set_own(vars, "loading_fix",
+                    xasprintf("check %s: a file cut short (a copy or a download that did not finish) makes the loader "
+                              "fault while mapping it; replace it with a whole copy (`pip install --force-reinstall` "
+                              "of its package) or remove it; then ",
+                              file));
+        if (f && strstr(mod, "ld-linux"))
+            set_own(vars, "where_base", xstrdup(base_name(file ? file : jstr(ld, "name", "?"))));
+    }
     long long last = jint(ev, "last_failure", -1);
     set_str(vars, "after_note", "");
+    if (ld) { /* a probe of the library being loaded is no failure it followed */
+        for (size_t i = 0; i < json_array_size(events_of(s, ti)); i++) {
+            json_t *e = json_array_get(events_of(s, ti), i);
+            if (jint(e, "seq", -2) == last && is_ev(e, "dlopen") && load_failure_absent(e) &&
+                strncmp(base_name(jstr(ld, "name", "")), jstr(e, "stem", "?"), strlen(jstr(e, "stem", "?"))) == 0)
+                last = -1;
+        }
+    }
     json_t *evs = events_of(s, ti);
     for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
         json_t *e = json_array_get(evs, i);

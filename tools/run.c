@@ -192,8 +192,12 @@ int cmd_run(int argc, char **argv)
         free(abs);
         return rc;
     }
+    if (rc == 127)
+        fprintf(stderr, "convguard: %s exited with status 127: a command could not be started (not found, or not "
+                        "executable; a shell says which above)\n",
+                argv[optind]);
     int problems = report_recent(o.dir, started, stderr, rc != 0 && rc != 127);
-    if (!problems && rc == 0 && !o.quiet)
+    if (problems == 0 && rc == 0 && !o.quiet)
         fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);
     free(abs);
     return rc;

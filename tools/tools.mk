@@ -25,3 +25,8 @@ $(BUILD)/report:
 $(BUILD)/report/cuda_client: tests/report/cuda_client.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/report/cuda_client
+
+# `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
+.PHONY: accuracy
+accuracy: $(BUILD)/convguard
+	bash tests/report/accuracy.sh

@@ -88,18 +88,18 @@ static void add_stem(json_t *ev)
  * The rules read events of the kinds their patterns name (rules.def: RULE and
  * FAILURE rows) and, in their match functions, the process's start, exit and
  * lib events; a match function may read every event of a kind a pattern
- * names, matched or not (the driver's messages around a failure).  So an
- * event is kept when its name is `start`, `exit` or `lib` or is named by some
- * pattern of the table; every other event is counted (lines, seq gaps, the
- * timeline's numbers) and dropped as soon as it is read, without being built
- * as JSON.  Successful loads are not kept either: what they tell (a failed
- * load that a later one resolved: cuDNN's probes) is decided as they are read.
- * Of each kind the first KEEP_FIRST and the last KEEP_LAST are kept (a
+ * names, matched or not (the driver's messages around a failure, the names
+ * cuDNN probed).  So an event is kept when its name is `start`, `exit` or
+ * `lib` or is named by some pattern of the table; every other event is
+ * counted (lines, seq gaps, the timeline's numbers) and dropped as soon as it
+ * is read, without being built as JSON.  Which failed loads a later load
+ * resolved (cuDNN's probes) is decided as the loads are read, so that it
+ * holds when loads past the cap are dropped.  Of each kind the first KEEP_FIRST and the last KEEP_LAST are kept (a
  * process that failed a million times gets the first failures and the last
  * ones, and a count of the rest), so what is kept of a trace is bounded
  * whatever its size. */
 #define KEEP_FIRST 64
-#define KEEP_FIRST_LIB 1024
+#define KEEP_FIRST_LIB 1024 /* lib and dlopen: a process maps a bounded number of CUDA libraries */
 #define KEEP_LAST 16
 #define MAX_NAMES 96
 
@@ -146,11 +146,6 @@ static int name_index(const char *n, size_t len)
     return -1;
 }
 
-static bool wanted(json_t *ev, const char *name)
-{
-    return strcmp(name, "dlopen") != 0 || !jtrue(ev, "ok");
-}
-
 struct kept { long ord; json_t *ev; };
 struct kind_state {
     int first;                  /* kept from the start */
@@ -164,13 +159,19 @@ struct reading {
     struct kind_state kind[MAX_NAMES];
     json_t *pending[64];        /* failed loads no later load has resolved yet (references) */
     int npending;
-    long resolved;              /* failed loads resolved later: cuDNN's probes */
+    /* seq numbers seen: lines of threads may land out of order, so gaps are
+     * counted once the file is read (sorted), not line by line; a file's
+     * worth of numbers, freed with it */
+    long long *seqs;
+    size_t nseq, capseq;
 };
 
 static void keep(struct reading *r, int kind, long ord, json_t *ev)
 {
     struct kind_state *ks = &r->kind[kind];
-    int cap = strcmp(names[kind], "lib") == 0 ? KEEP_FIRST_LIB : strcmp(names[kind], "start") == 0 ? 1 : KEEP_FIRST;
+    int cap = strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
+              : strcmp(names[kind], "start") == 0                                  ? 1
+                                                                                   : KEEP_FIRST;
     if (ks->first < cap) {
         ks->first++;
         if (r->nk == r->capk) {
@@ -213,13 +214,13 @@ static void loads(struct reading *r, json_t *ev)
         json_t *probes = jget(ev, "benign_probes");
         for (int i = 0; i < r->npending;) {
             json_t *f = r->pending[i];
-            bool same = strcmp(s, jstr(f, "stem", "")) == 0;
-            for (size_t k = 0; k < json_array_size(probes) && !same; k++)
+            /* only a file that was absent is a probe; a broken one stays a failure */
+            bool same = load_failure_absent(f) && strcmp(s, jstr(f, "stem", "")) == 0;
+            for (size_t k = 0; k < json_array_size(probes) && !same && load_failure_absent(f); k++)
                 same = strcmp(json_string_value(json_array_get(probes, k)) ?: "", jstr(f, "name", "")) == 0;
-            if (same) { /* marked, and dropped when the trace is complete: no rule needs a resolved probe */
+            if (same) {
                 json_object_set_new(f, RESOLVED_KEY, json_true());
                 json_decref(f);
-                r->resolved++;
                 r->pending[i] = r->pending[--r->npending];
             } else {
                 i++;
@@ -317,10 +318,6 @@ static void finish_reading(struct trace *t, struct reading *r)
         qsort(r->k, r->nk, sizeof *r->k, cmp_kept);
     for (size_t i = 0; i < r->nk; i++) {
         json_t *ev = r->k[i].ev;
-        if (jtrue(ev, RESOLVED_KEY)) {
-            json_decref(ev);
-            continue;
-        }
         const char *name = jstr(ev, "ev", "");
         if (!t->start && strcmp(name, "start") == 0)
             t->start = ev;
@@ -345,11 +342,31 @@ static void take_meta(struct trace *t, long long first_pid)
     t->parent = -1;
 }
 
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Numbers missing between the lowest and the highest seq: lost lines.  Lines
+ * only out of order (two threads' writes crossing) lose nothing. */
+static long missing_seqs(long long *seqs, size_t n)
+{
+    if (n < 2)
+        return 0;
+    qsort(seqs, n, sizeof *seqs, cmp_ll);
+    long gaps = 0;
+    for (size_t i = 1; i < n; i++)
+        if (seqs[i] > seqs[i - 1] + 1)
+            gaps += (long)(seqs[i] - seqs[i - 1] - 1);
+    return gaps;
+}
+
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
-                      long long *last_seq, long long *first_pid)
+                      long long *first_pid)
 {
     struct json_scan sc;
     bool ok = json_scan_line(line, n, &sc);
@@ -396,11 +413,15 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         *first_pid = sc.pid;
     if (sc.truncated)
         t->st.cut_lines++;
-    long long seq = sc.has_seq ? sc.seq : -1;
-    if (seq > *last_seq + 1 && *last_seq >= 0)
-        t->st.seq_gaps += seq - *last_seq - 1;
-    if (seq >= 0)
-        *last_seq = seq;
+    if (sc.has_seq && sc.seq >= 0) {
+        if (r->nseq == r->capseq) {
+            r->capseq = r->capseq ? r->capseq * 2 : 256;
+            r->seqs = realloc(r->seqs, r->capseq * sizeof *r->seqs);
+            if (!r->seqs)
+                exit(2);
+        }
+        r->seqs[r->nseq++] = sc.seq;
+    }
     if (sc.t > t->t_last)
         t->t_last = sc.t;
     tl_add(t, sc.t, TL_FREE, sc.mem_free);
@@ -417,7 +438,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     tl_request(t, ev, name, sc.t);
     if (strcmp(name, "dlopen") == 0)
         loads(r, ev);
-    if (kind >= 0 && wanted(ev, name))
+    if (kind >= 0)
         keep(r, kind, ord, ev);
     else
         json_decref(ev);
@@ -440,7 +461,7 @@ int trace_read_file(const char *path, struct trace *t)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    long long last_seq = -1, first_pid = -1;
+    long long first_pid = -1;
     long ord = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         bool whole = line[n - 1] == '\n';
@@ -455,7 +476,7 @@ int trace_read_file(const char *path, struct trace *t)
             t->st.bad_lines++;
             continue;
         }
-        read_line(t, r, line, (size_t)n, whole, ord++, &last_seq, &first_pid);
+        read_line(t, r, line, (size_t)n, whole, ord++, &first_pid);
         if (cap > 4 * HUGE_LINE && n < HUGE_LINE) { /* one huge line does not keep its buffer */
             free(line);
             line = NULL;
@@ -463,6 +484,8 @@ int trace_read_file(const char *path, struct trace *t)
         }
     }
     free(line);
+    t->st.seq_gaps = missing_seqs(r->seqs, r->nseq);
+    free(r->seqs);
     finish_reading(t, r);
     free(r);
     int bad = ferror(f);

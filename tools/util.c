@@ -35,6 +35,13 @@ long long jint(json_t *obj, const char *path, long long dflt)
         return json_integer_value(v);
     if (json_is_real(v))
         return (long long)json_real_value(v);
+    /* the shim writes a verdict's versions as strings ("12090") */
+    if (json_is_string(v) && *json_string_value(v)) {
+        char *end;
+        long long x = strtoll(json_string_value(v), &end, 10);
+        if (!*end)
+            return x;
+    }
     return dflt;
 }
 

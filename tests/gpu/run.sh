@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -491,6 +491,69 @@ PYEOF
             grep '^before:' "$OUT/${fw}_graph_nearoom.log" | sed 's/^/   /'
             kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
         done
+        ;;
+    corpus)
+        # issue 14: real failures for tests/report/corpus/, recorded with the shim; the traces come
+        # back in $OUT/corpus.tgz (one folder per case), the report of each is made where the CLI is.
+        echo "== corpus: missing part, damaged part, two copies, leftover process, hidden GPU, legacy lookup, JAX autotuning"
+        CO=$OUT/corpus
+        rm -rf "$CO"; mkdir -p "$CO"
+        WHEEL_CUDNN=$($PY -c 'import glob,site; print(next(iter(glob.glob(site.getsitepackages()[0]+"/nvidia/cudnn/lib")), ""))' 2>/dev/null)
+        echo "   wheel cuDNN: ${WHEEL_CUDNN:-none}; system: $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.9* 2>/dev/null | tr '\n' ' ')"
+        make -s examples >/dev/null 2>&1 || echo "   examples did not build"
+        WL=$(wheel_libs)
+        # rec NAME CMD...: the command under the shim, traces in $CO/NAME, its last words kept
+        rec() {
+            local name=$1; shift
+            mkdir -p "$CO/$name"
+            CONVGUARD_DIR=$CO/$name LD_PRELOAD=$SHIM timeout 90 "$@" >"$CO/$name/out.txt" 2>&1
+            echo "-- $name: exit $?, $(ls "$CO/$name"/*.jsonl 2>/dev/null | wc -l) trace(s); $(grep -v '^convguard:' "$CO/$name/out.txt" | grep -iE 'error|fail|unable|incompat|found|ok' | tail -2 | tr '\n' ' ' | cut -c1-300)"
+        }
+        # 1. a part missing from the folder cuDNN came from; the system's cuDNN (9.14 here) then answers
+        #    the bare name (real-world row 3), and again with ld.so.cache hidden (only the missing part)
+        MP=/tmp/cg-missing-part; rm -rf $MP; mkdir -p $MP
+        cp -a "$WHEEL_CUDNN"/libcudnn*.so.9 $MP/ 2>/dev/null; rm -f $MP/libcudnn_engines_precompiled.so.9
+        rec missing-part-system-copy env LD_LIBRARY_PATH=$MP:$WL CG_CONV_SHAPE=8,64,56,56,64,3,3 build/examples/conv_tflike
+        if unshare -m --propagation private true 2>/dev/null; then
+            rec missing-part unshare -m --propagation private sh -c 'mount --bind /dev/null /etc/ld.so.cache && exec "$@"' sh \
+                env LD_LIBRARY_PATH=$MP:$WL CG_CONV_SHAPE=8,64,56,56,64,3,3 build/examples/conv_tflike
+        fi
+        # 2. an empty libcudnn_graph.so.9 first in LD_LIBRARY_PATH under PyTorch (class 3)
+        DP=/tmp/cg-damaged; rm -rf $DP; mkdir -p $DP; : >$DP/libcudnn_graph.so.9
+        rec damaged-part env LD_LIBRARY_PATH=$DP $PY tests/gpu/conv_torch.py /dev/null
+        # 3. the system's cuDNN folder in LD_LIBRARY_PATH under PyTorch: the wheel's dispatcher, the system's parts
+        rec two-copies env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu $PY tests/gpu/conv_torch.py /dev/null
+        # 4. a partial copy of the wheel (same version) first in LD_LIBRARY_PATH (class 5)
+        PP=/tmp/cg-partial; rm -rf $PP; mkdir -p $PP
+        cp -a "$WHEEL_CUDNN"/libcudnn.so.9 "$WHEEL_CUDNN"/libcudnn_graph.so.9 $PP/ 2>/dev/null
+        rec partial-copy env LD_LIBRARY_PATH=$PP $PY tests/gpu/conv_torch.py /dev/null
+        # 5. every GPU hidden
+        rec hidden-gpu env CUDA_VISIBLE_DEVICES=-1 $PY tests/gpu/conv_torch.py /dev/null
+        # 6. a leftover process holding all but 300 MiB: PyTorch, the TF-like legacy lookup (the headline),
+        #    JAX without preallocation
+        build/examples/gpu_hog 300 200 >"$CO/hog.log" 2>&1 &
+        HOG=$!
+        for i in $(seq 1 60); do grep -q '^holding' "$CO/hog.log" 2>/dev/null && break; sleep 1; done
+        echo "   hog: $(tail -1 "$CO/hog.log")"
+        rec leftover-process-torch env CG_STEPS=1 $PY tests/gpu/conv_torch.py /dev/null
+        rec leftover-process-legacy-lookup env LD_LIBRARY_PATH=$WL CG_CONV_SHAPE=32,128,56,56,128,3,3 build/examples/conv_tflike
+        kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
+        # 7. the headline in one process: a TF-like pool leaves 300 MiB, then the legacy lookup's first choice
+        rec pool-legacy-lookup env LD_LIBRARY_PATH=$WL CG_TF_LEAVE_MB=300 CG_CONV_SHAPE=32,128,56,56,128,3,3 build/examples/conv_tflike
+        # 8. JAX's autotuning under pressure: a hog leaves 3 GiB; and JAX's own pool at 99%
+        build/examples/gpu_hog 3072 200 >"$CO/hog2.log" 2>&1 &
+        HOG=$!
+        for i in $(seq 1 60); do grep -q '^holding' "$CO/hog2.log" 2>/dev/null && break; sleep 1; done
+        echo "   hog: $(tail -1 "$CO/hog2.log")"
+        rec jax-autotune-pressure env CG_JAX_PREALLOCATE=false $PY tests/gpu/corpus_jax.py
+        kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
+        rec jax-autotune-pool env CG_JAX_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=.99 $PY tests/gpu/corpus_jax.py
+        (cd "$OUT" && tar czf corpus.tgz corpus) && echo "   $OUT/corpus.tgz: $(du -k "$OUT/corpus.tgz" | cut -f1) KiB"
+        if [ -x build/convguard ]; then
+            for d in "$CO"/*/; do
+                echo "   report $(basename "$d"): $(build/convguard report --json "$d" 2>/dev/null | $PY -c 'import json,sys; r=json.load(sys.stdin); print([f["rule"] for f in r["findings"]])' 2>/dev/null)"
+            done
+        fi
         ;;
     cli)
         # issue 6 on the GPU: smoke, doctor, a two-rank torchrun with one aggregated report, and the

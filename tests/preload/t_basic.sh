@@ -3,6 +3,19 @@
 source "$(dirname "$0")/../lib.sh"
 P=$UNIT/prog_basic
 
+# a process that never touches a CUDA-family library: no file, no line
+D=$WORK/nocuda
+out=$(run_shim "$D" "$P" echo hello 2>"$WORK/err")
+check "no CUDA library touched: output unchanged" test "$out" = "hello"
+check "no CUDA library touched: no trace file" test -z "$(ls "$D")"
+check "no CUDA library touched: nothing on stderr" test ! -s "$WORK/err"
+D=$WORK/nocuda-fork
+CONVGUARD_QUIET=1 run_shim "$D" "$P" fork >/dev/null
+check "no CUDA library touched, fork and exec: still no file" bash -c \
+    "CONVGUARD_QUIET=1 CONVGUARD_DIR='$D' LD_PRELOAD='$SHIM' '$P' exec >/dev/null; test -z \"\$(ls '$D')\""
+
+# the rest: a process that loads the driver (the test double) at once
+export PROG_CUDA_LIB=$DOUBLES/cuda/libcuda.so.1
 D=$WORK/plain
 out=$(run_shim "$D" "$P" echo hello 2>"$WORK/err")
 T=$(trace_of "$D")
@@ -12,12 +25,15 @@ check "trace file mode 0600" test "$(stat -c %a "$T")" = 600
 check "lines are JSON, seq without gaps" traces_valid "$D"
 check "first event is start with argv, exe, cwd, host, uid" jqt "$T" '.[0].ev == "start" and .[0].argv == ["'"$P"'","echo","hello"] and (.[0].exe|endswith("prog_basic")) and .[0].cwd and .[0].host and (.[0].uid|type=="number")'
 check "start records LD_PRELOAD in env" jqt "$T" '.[0].env.LD_PRELOAD | contains("libconvguard")'
-check "last event is exit" jqt "$T" '.[-1].ev == "exit" and .[-1].libs == 0'
-check "exit line says the program ran on the CPU" grep -q "no CUDA library was loaded: this program ran on the CPU; trace $T" "$WORK/err"
+check "last event is exit" jqt "$T" '.[-1].ev == "exit" and .[-1].libs == 1'
+check "the file was made at the first event: start, then the dlopen" jqt "$T" '.[0].ev == "start" and .[1].ev == "dlopen"'
+check "start's wall time is the process's start, not the file's" jqt "$T" '.[0].wall_time <= now'
+check "exit line names the driver and the trace" grep -q "convguard: libcuda.so.1 .*trace $T" "$WORK/err"
 
 D=$WORK/quiet
 CONVGUARD_QUIET=1 run_shim "$D" "$P" echo x 2>"$WORK/err" >/dev/null
 check "CONVGUARD_QUIET=1 silences the exit line" test ! -s "$WORK/err"
+check "CONVGUARD_QUIET=1: the trace is still written" test -n "$(trace_of "$D")"
 
 D=$WORK/status
 run_shim "$D" "$P" status 7 2>/dev/null
@@ -37,6 +53,7 @@ check "exec: output of the new image" test "$out" = "after-exec"
 check "exec: a fresh trace for the same pid (.2.jsonl)" bash -c "ls '$D' | grep -qE '^[^.]+-[0-9]+\.2\.jsonl$'"
 check "exec: both traces valid" traces_valid "$D"
 
+unset PROG_CUDA_LIB
 D=$WORK/errno
 a=$("$P" errno)
 b=$(CONVGUARD_QUIET=1 run_shim "$D" "$P" errno)

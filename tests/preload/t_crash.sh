@@ -113,7 +113,8 @@ check "an 8 KiB alternate stack is enough for the crash event" \
 # A handler that recovers (siglongjmp): the program goes on, no crash event.
 out=$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/recover run_shim "$WORK/recover" "$P" recover 2>/dev/null)
 check "program's own recovering handler: program goes on, exit 0" test "$out" = "recovered"
-check "program's own recovering handler: no crash event" jqt "$(trace_of "$WORK/recover")" 'map(select(.ev=="crash")) | length == 0'
+check "program's own recovering handler: no crash event (and no file: nothing else happened)" \
+    bash -c "! cat $WORK/recover/*.jsonl 2>/dev/null | grep -q '\"ev\":\"crash\"'"
 # A handler installed before ours (a library initialised earlier): ours
 # writes the event and hands the signal to it.
 want=$("$WS" env LD_PRELOAD="${CG_PRELOAD_FIRST:+$CG_PRELOAD_FIRST:}$ROBUST/libprehandler.so" "$P" segv 2>/dev/null)
@@ -150,5 +151,5 @@ check "crash on another thread: same end, tid of that thread" \
 
 got=$(status_shim "$WORK/off" CONVGUARD_CRASH=0 "$P" segv)
 check "CONVGUARD_CRASH=0: no handler, no crash event, same end" \
-    bash -c "[ '$got' = '$(status "$P" segv)' ] && jq -e -s 'map(select(.ev==\"crash\")) | length == 0' $WORK/off/*.jsonl"
+    bash -c "[ '$got' = '$(status "$P" segv)' ] && ! cat $WORK/off/*.jsonl 2>/dev/null | grep -q '\"ev\":\"crash\"'"
 finish

@@ -2,6 +2,8 @@
 # stderr, the program unchanged, never a crash.
 source "$(dirname "$0")/../lib.sh"
 P=$UNIT/prog_basic
+# a trace file is made for a process that touches a CUDA-family library: prog_basic loads the driver double
+export PROG_CUDA_LIB=$DOUBLES/cuda/libcuda.so.1
 
 warns_once() { # VAR VALUE
     local err out

@@ -5,6 +5,8 @@
 # the size cap.  (t_env.sh has the first, simpler cases.)
 source "$(dirname "$0")/../lib.sh"
 P=$UNIT/prog_basic
+# a trace file is made for a process that touches a CUDA-family library: prog_basic loads the driver double
+export PROG_CUDA_LIB=$DOUBLES/cuda/libcuda.so.1
 T=$ROBUST/prog_threads
 export LD_LIBRARY_PATH=$DOUBLES/cuda
 export CG_FAIL_KIND=release # cuMemRelease(0): one call_failed event per call

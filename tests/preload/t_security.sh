@@ -6,6 +6,8 @@ source "$(dirname "$0")/../lib.sh"
 S=$ROBUST/prog_secure
 R=$ROBUST/prog_routes
 host=$(uname -n | tr -c 'A-Za-z0-9._\n-' _)
+# a trace file is made for a process that touches a CUDA-family library: prog_basic loads the driver double
+export PROG_CUDA_LIB=$DOUBLES/cuda/libcuda.so.1
 
 # ---- AT_SECURE.  glibc ignores LD_PRELOAD paths in setuid programs, so
 # prog_secure links the shim itself; a copy made setuid (or setgid) to

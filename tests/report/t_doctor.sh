@@ -38,8 +38,19 @@ check "a bare-name libcuda.so.1 now resolves to the stand-in (12.8)" jq -e --arg
 check "driver older than the runtime is a problem" grep -q "the driver supports CUDA 12.8, older than the CUDA runtime 13.0" "$WORK/out2"
 check "a library that crashes when loaded does not take the doctor down" grep -q "libcudnn.so.7  (does not load: Segmentation fault)" "$WORK/out2"
 if [ -e /usr/local/cuda/lib/libcudnn.so.9 ]; then
-    check "two cuDNN versions on the machine: a warning" grep -q "several cuDNN versions on this machine: 8.9.7" "$WORK/out2"
+    check "two cuDNN versions on the machine: a warning" grep -qE "several cuDNN versions on this machine: .*8\.9\.7" "$WORK/out2"
 fi
+# copies in environments that are not active: a venv and a conda env under $HOME
+H=$WORK/home
+mkdir -p "$H/.virtualenvs/old/lib/python3.11/site-packages/nvidia/cudnn/lib" "$H/miniconda3/envs/tf/lib"
+cp "$F/libcudnn.so.8" "$H/.virtualenvs/old/lib/python3.11/site-packages/nvidia/cudnn/lib/"
+cp "$F/libcudnn.so.8" "$H/miniconda3/envs/tf/lib/"
+HOME=$H "$CG" doctor >"$WORK/out4" 2>&1
+check "a venv that is not active: its cuDNN is listed, marked so" \
+    grep -qE "^  8\.9\.7 +$H/.virtualenvs/old/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.8 .*\[venv \(not active\)\]" "$WORK/out4"
+check "a conda env that is not active: listed, marked so" \
+    grep -qE "^  8\.9\.7 +$H/miniconda3/envs/tf/lib/libcudnn.so.8 .*\[conda env \(not active\)\]" "$WORK/out4"
+check "it says where it did not look" grep -q "not in other users' homes" "$WORK/out4"
 CUDA_VISIBLE_DEVICES=-1 "$CG" doctor >"$WORK/out3" 2>&1
 check "CUDA_VISIBLE_DEVICES=-1 is a problem" grep -q 'CUDA_VISIBLE_DEVICES="-1" hides every GPU' "$WORK/out3"
 "$CG" doctor --bogus >/dev/null 2>&1

@@ -2,7 +2,7 @@
 # timeline; rendered by headless Chromium when it is installed.
 source "$(dirname "$0")/../lib.sh"
 CG=$BUILD_DIR/convguard
-TR=$ROOT/tests/report/traces/conv_workspace_exceeds_free.jsonl
+TR=$ROOT/tests/report/traces/lookup_workspace.jsonl
 H=$WORK/report.html
 
 "$CG" report --html "$H" "$TR" >/dev/null
@@ -56,5 +56,5 @@ PY
 check "the screenshot is not blank ($nonwhite dark pixels)" test "${nonwhite:-0}" -gt 5000
 timeout 60 "$CHROME" $flags --dump-dom "file://$H" >"$WORK/dom.html" 2>/dev/null
 check "the rendered page shows the failure" grep -q "all_algos_exceed_free_memory" "$WORK/dom.html"
-check "the rendered page shows the cause" grep -q "needs a workspace of at least 1.5 GiB" "$WORK/dom.html"
+check "the rendered page shows the cause" grep -q "needs a 1.5 GiB workspace" "$WORK/dom.html"
 finish

@@ -64,8 +64,14 @@ check "a lone start line: read (exit 0 or 1, not a crash)" test $? -le 1
 check "an empty file alone: exit 2" test $? = 2
 "$CG" report "$WORK/nope.jsonl" >/dev/null 2>&1
 check "a missing path: exit 2" test $? = 2
-"$CG" report >/dev/null 2>&1
-check "no path: usage, exit 2" test $? = 2
+(cd "$WORK" && CONVGUARD_DIR= "$CG" report >"$WORK/o" 2>&1)
+check "no path and no ./convguard-logs: exit 2, saying where it looked" \
+    bash -c "test \$? = 0; (cd '$WORK' && CONVGUARD_DIR= '$CG' report >/dev/null 2>&1); test \$? = 2 && grep -q './convguard-logs' '$WORK/o'"
+mkdir -p "$WORK/cl/convguard-logs" && cp "$SRC" "$WORK/cl/convguard-logs/"
+(cd "$WORK/cl" && env -u CONVGUARD_DIR "$CG" report >"$WORK/o" 2>&1)
+check "no path: reads ./convguard-logs" grep -q "^convguard report: " "$WORK/o"
+CONVGUARD_DIR=$WORK/cl/convguard-logs "$CG" report >"$WORK/o" 2>&1
+check "no path: reads \$CONVGUARD_DIR" grep -q "^convguard report: " "$WORK/o"
 "$CG" report "$SRC" "$WORK/empty.jsonl" >"$WORK/out" 2>&1
 check "a readable trace beside an empty one: reported, the empty one noted" grep -q "empty.jsonl: no convguard events" "$WORK/out"
 
@@ -73,6 +79,13 @@ check "a readable trace beside an empty one: reported, the empty one noted" grep
 f=$WORK/gaps.jsonl
 grep -v '"seq":3,' "$SRC" >"$f"
 check "seq gap: noted" bash -c "'$CG' report '$f' | grep -q '1 line lost'"
+# two threads' lines written out of seq order lose nothing (a JAX trace got "2 lines lost")
+f=$WORK/order.jsonl
+awk 'NR == 3 { held = $0; next } { print } NR == 5 { print held }' "$SRC" >"$f"
+check "seq only out of order: read in full, no line lost" bash -c \
+    "'$CG' report --json '$f' | jq -e '.processes[0].read.seq_gaps == 0' >/dev/null && ! '$CG' report '$f' | grep -q 'lost'"
+awk 'NR == 3 { held = $0; next } NR == 6 { next } { print } NR == 5 { print held }' "$SRC" >"$f"
+check "out of order and one missing: 1 line lost" bash -c "'$CG' report '$f' | grep -q '1 line lost'"
 # a process that exec'd: its first file has no exit line, the same pid's later file goes on
 mkdir -p "$WORK/exec"
 python3 - "$SRC" "$WORK/exec" <<'PYEOF'

@@ -15,7 +15,7 @@ check "the program's exit status comes back (1: cudnnCreate failed)" test $rc = 
 check "the program's own output is untouched" grep -q "cudnnCreate -> 1001" "$WORK/out"
 check "the report is printed because the program failed" grep -q "^convguard report: " "$WORK/err"
 check "it names the missing driver" grep -q "no NVIDIA driver: libcuda.so.1 could not be loaded" "$WORK/err"
-check "with the fix" grep -q "install the NVIDIA driver" "$WORK/err"
+check "with the fix" bash -c "tr -s ' \\n' '  ' <'$WORK/err' | grep -q 'install the NVIDIA driver'"
 check "and the failures in order: libcuda.so.1, cudnnCreate 1001, cudaMalloc 35" \
     bash -c "grep -E '#[0-9]+ (dlopen libcuda.so.1 failed|cudnnCreate -> CUDNN_STATUS_NOT_INITIALIZED \(1001\)|cudaMalloc(\([^)]*\))? -> cudaErrorInsufficientDriver \(35\))' '$WORK/err' | wc -l | grep -qx 3"
 check "cuDNN's version was read from the library: 9.19" grep -q "cuDNN 9.19" "$WORK/err"

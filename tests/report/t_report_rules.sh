@@ -17,7 +17,7 @@ declare -A SAYS=(
     [driver_older_than_runtime]="one for CUDA 13.0 or newer"
     [load_cudart_failed]="found instead: /usr/local/cuda/lib64/libcudart.so.13"
     [load_cudnn_failed]="nvidia-cudnn-cu12"
-    [load_cudnn_sublib_failed]="make libnvrtc.so.11.2 loadable"
+    [load_cudnn_sublib_failed]="install libnvrtc.so.11.2"
     [load_cudnn_sublib_failed.graph9]="its part libcudnn_graph.so.9 is in no folder"
     [load_cuda_lib_failed]="libcublasLt.so.13"
     [cudnn_sublib_mismatch]="take /usr/lib/x86_64-linux-gnu out of LD_LIBRARY_PATH"
@@ -30,13 +30,15 @@ declare -A SAYS=(
     [handle_out_of_memory]="only 180 MiB of 140.0 GiB"
     [handle_failed]="cublasLtCreate failed"
     [conv_workspace_exceeds_free]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=700"
-    [conv_workspace_exceeds_free.graph]="at least 6.0 GiB but only 2.0 GiB"
+    [lookup_workspace]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=657"
+    [lookup_workspace.graph]="needs a 6.0 GiB workspace, but only 2.0 GiB"
     [conv_no_algorithm]="CUDNN_STATUS_NOT_SUPPORTED"
     [conv_no_algorithm.graph]="11 not supported"
     [conv_exec_failed]="CUDNN_STATUS_EXECUTION_FAILED"
     [graph_finalize_failed]="TORCH_CUDNN_V8_API_DISABLED=1"
     [alloc_fragmented]="expandable_segments:True"
-    [alloc_failed]="kill 4242"
+    [alloc_failed]="500 MiB of 24.0 GiB was free"
+    [alloc_memory_held]="kill 4242"
     [alloc_failed.call]="cudaErrorMemoryAllocation"
     [gpu_never_used]="python3 train.py --epochs 3"
     [fallback_acted]="given 512 MiB"
@@ -45,6 +47,15 @@ declare -A SAYS=(
     [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
     [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"
     [code_load_failed]="install the framework build for this GPU"
+    [lookup_workspace.tf_headline]="2 other candidates fitted: CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM (0 bytes)"
+    [driver_module_mismatch]="the loaded kernel module is 530.30.02"
+    [mig_one_per_process]="one process per MIG instance"
+    [cudnn_shadowed]="which is in LD_LIBRARY_PATH and is searched before libtorch_cuda.so's own RUNPATH"
+    [cudnn_parts_split]="the versions match, so this works"
+    [frameworks_share_gpu]="tf.config.set_visible_devices([], 'GPU')"
+    [nv_cache_unwritable]="rm -rf /home/u/.nv"
+    [gpu_arch_unsupported]="builds code for compute capabilities 3.0 to 7.5 only"
+    [ptxas_mismatch.tree]="take /usr/local/cuda-11.1/bin out of PATH"
     [code_arch_mismatch]="the code has sm_80 machine code and no PTX; this GPU is 9.0"
     [code_arch_mismatch.module]="sm_80, sm_86 machine code and no PTX"
     [ptx_newer_than_driver]="PTX of ISA version 9.9"
@@ -55,7 +66,9 @@ declare -A SAYS=(
     [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
 )
 
-for f in "$T"/*.jsonl; do
+# a trace file, or a folder of them (a rule about a process tree: <rule>.<what>/)
+for f in "$T"/*.jsonl "$T"/*/; do
+    f=${f%/}
     name=$(basename "$f" .jsonl)
     rule=${name%%.*}
     check "$name: $rule is a rule of rules.def" grep -q "^RULE($rule," "$ROOT/tools/rules.def"
@@ -77,7 +90,7 @@ for f in "$T"/*.jsonl; do
 done
 
 for r in $(sed -n 's/^RULE(\([a-z_0-9]*\),.*/\1/p' "$ROOT/tools/rules.def"); do
-    check "rule $r has a test trace" bash -c "ls '$T/$r.jsonl' '$T/$r'.*.jsonl 2>/dev/null | grep -q ."
+    check "rule $r has a test trace" bash -c "ls -d '$T/$r.jsonl' '$T/$r'.*.jsonl '$T/$r'.*/ 2>/dev/null | grep -q ."
 done
 
 H=$ROOT/tests/report/healthy

@@ -18,7 +18,7 @@ T=$(trace_of "$WORK/a")
 check "the trace is in --dir" test -n "$T"
 check "LD_PRELOAD starts with the shim next to the binary" jqt "$T" ".[0].env.LD_PRELOAD == \"$SHIM\""
 
-LD_PRELOAD=libm.so.6 "$CG" run --dir "$WORK/b" --fallback --workspace-limit 64 --reserve 32 -- "$P" echo x >/dev/null 2>&1
+LD_PRELOAD=libm.so.6 "$CG" run --dir "$WORK/b" --fallback --workspace-limit 64 --reserve 32 -- "$C" load "$WORK/fake" >/dev/null 2>&1
 T=$(trace_of "$WORK/b")
 check "an existing LD_PRELOAD is kept, after the shim" jqt "$T" ".[0].env.LD_PRELOAD == \"$SHIM:libm.so.6\""
 check "--fallback --workspace-limit --reserve reach the shim" jqt "$T" '.[0].settings == {"fallback":true,"workspace_limit_mb":64,"reserve_mb":32}'
@@ -36,7 +36,11 @@ wait $cg
 check "SIGTERM to convguard reaches the program (exit 143, promptly)" test $? = 143
 
 "$CG" run --dir "$WORK/g" -- "$P" echo x >/dev/null 2>"$WORK/err"
-check "a program that never loads CUDA: the report says the GPU was never used" grep -q "the GPU was never used" "$WORK/err"
+check "a program that never loads CUDA: convguard says the GPU was never used" grep -q "the GPU was never used" "$WORK/err"
+check "... and leaves no trace file for it" test -z "$(ls "$WORK/g")"
+"$CG" run --dir "$WORK/nf" -- bash -c 'no_such_command_for_convguard_test' >/dev/null 2>"$WORK/err"
+check "a command that could not be started (exit 127) is said as such" \
+    bash -c "grep -q 'exited with status 127: a command could not be started' '$WORK/err'"
 "$CG" run --dir "$WORK/e" -- "$P" errno >/dev/null 2>"$WORK/err"
 check "a failure in the trace prints the report though the program exited 0" grep -q "^convguard report: " "$WORK/err"
 check "... naming the library that did not load" grep -q "libcudnn_missing_for_test.so.9" "$WORK/err"
@@ -56,7 +60,7 @@ check "a bad number: usage error 2" test $? = 2
 check "no command: usage error 2" test $? = 2
 
 make -s -C "$ROOT" install PREFIX="$WORK/inst" >/dev/null 2>&1
-"$WORK/inst/bin/convguard" run --dir "$WORK/i" --quiet -- "$P" echo x >/dev/null 2>&1
+"$WORK/inst/bin/convguard" run --dir "$WORK/i" --quiet -- "$C" load "$WORK/fake" >/dev/null 2>&1
 T=$(trace_of "$WORK/i")
 check "installed layout: bin/convguard finds lib/libconvguard.so" jqt "$T" ".[0].env.LD_PRELOAD == \"$WORK/inst/lib/libconvguard.so\""
 finish

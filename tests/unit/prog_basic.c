@@ -6,7 +6,10 @@
  *   prog_basic errno           check errno survives a dlopen failure through the shim
  *   prog_basic load STEP...    steps in order: a path or name to dlopen (RTLD_NOW|RTLD_LOCAL),
  *                              call:NAME (call size_t NAME(void) from the last library loaded),
- *                              mv:FROM:TO (rename a file while the libraries stay mapped) */
+ *                              mv:FROM:TO (rename a file while the libraries stay mapped)
+ * PROG_CUDA_LIB=PATH: first dlopen PATH (a CUDA-family library: the shim
+ * makes a trace file only for a process that touches one); a forked child
+ * then asks for a missing cuDNN name, so that it has an event of its own. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,9 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
+    const char *cuda = getenv("PROG_CUDA_LIB");
+    if (cuda && *cuda && !dlopen(cuda, RTLD_NOW | RTLD_LOCAL))
+        fprintf(stderr, "prog_basic: %s\n", dlerror());
     if (strcmp(argv[1], "echo") == 0) {
         for (int i = 2; i < argc; i++)
             printf("%s%s", argv[i], i + 1 < argc ? " " : "\n");
@@ -28,6 +34,8 @@ int main(int argc, char **argv)
         fflush(stdout);
         pid_t p = fork();
         if (p == 0) {
+            if (cuda && *cuda)
+                dlopen("libcudnn_forked_child_for_test.so.9", RTLD_NOW);
             printf("child\n");
             exit(0);
         }

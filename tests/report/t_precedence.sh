@@ -1,0 +1,56 @@
+# t_precedence.sh - the order of rules.def decides between rules that match
+# the same events.  For each pair below, a trace both rules match (ambiguous
+# events, and traces written by older versions of the shim: no likely_cause,
+# top-level live/largest_ok, versions as strings): the report names the first
+# rule first; and a build of the report with the two rows of rules.def
+# swapped names the second first, so this test fails if they are swapped.
+source "$(dirname "$0")/../lib.sh"
+CG=$BUILD_DIR/convguard
+R=$ROOT/tests/report
+command -v "${CC:-cc}" >/dev/null || skip_all "no C compiler"
+
+# first  second  trace (file or folder)
+pairs=(
+    "handle_memory_held handle_out_of_memory $R/precedence/handle_memory_held--handle_out_of_memory.old.jsonl"
+    "own_pool_took_memory alloc_failed $R/precedence/own_pool_took_memory--alloc_failed.old.jsonl"
+    "lookup_workspace own_pool_took_memory $R/corpus/x-headline-legacy-lookup"
+    "cudnn_parts_split cudnn_sublib_mismatch $R/corpus/x-partial-copy"
+    "cudnn_cuda_major_mismatch load_cuda_lib_failed $R/corpus/r28-cudnn-for-cuda12-on-cuda13"
+    "alloc_memory_held alloc_failed $R/traces/alloc_memory_held.jsonl"
+    "frameworks_share_gpu own_pool_took_memory $R/corpus/r14-tf-and-jax-one-process"
+    "handle_no_driver handle_failed $R/traces/handle_no_driver.jsonl"
+    "load_cudnn_sublib_failed cudnn_sublib_mismatch $R/corpus/x-damaged-part-system-copy"
+    "driver_older_than_runtime handle_failed $R/corpus/r16-tf-driver-too-old"
+)
+
+first_rule() { "$1" report --json "$2" 2>/dev/null | jq -r '.findings[0].rule // "none"'; }
+
+# a convguard whose rules.def has rows $1 and $2 swapped (paragraphs of the file)
+swapped_cg() {
+    local d=$WORK/swap-$1-$2
+    mkdir -p "$d"
+    cp "$ROOT"/tools/rules.c "$ROOT"/tools/rules.h "$ROOT"/tools/cli.h "$d"/
+    awk -v a="RULE($1," -v b="RULE($2," 'BEGIN { RS = ""; ORS = "\n\n" }
+        { p[NR] = $0; if (index("\n" $0, "\n" a)) ia = NR; if (index("\n" $0, "\n" b)) ib = NR }
+        END { t = p[ia]; p[ia] = p[ib]; p[ib] = t; for (i = 1; i <= NR; i++) print p[i] }' \
+        "$ROOT/tools/rules.def" >"$d/rules.def"
+    ${CC:-cc} -std=c11 -D_GNU_SOURCE -O0 -I"$ROOT/shim" -c "$d/rules.c" -o "$d/rules.o" &&
+        ${CC:-cc} -o "$d/convguard" $(ls "$BUILD_DIR"/tools/*.o | grep -v '/rules\.o$') "$d/rules.o" -ljansson -ldl -lm &&
+        echo "$d/convguard"
+}
+
+for p in "${pairs[@]}"; do
+    read -r a b trace <<<"$p"
+    check "$a before $b in rules.def" bash -c "grep -n '^RULE($a,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/na';
+        grep -n '^RULE($b,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/nb'; [ \$(cat '$WORK/na') -lt \$(cat '$WORK/nb') ]"
+    got=$(first_rule "$CG" "$trace")
+    check "$(basename "$trace"): $a first (got $got)" test "$got" = "$a"
+    sw=$(swapped_cg "$a" "$b")
+    if [ -z "$sw" ]; then
+        fail "$a/$b: the swapped build failed"
+        continue
+    fi
+    got=$(first_rule "$sw" "$trace")
+    check "$(basename "$trace"): with $a and $b swapped, $b first (got $got): the order decides" test "$got" = "$b"
+done
+finish

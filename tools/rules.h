@@ -1,0 +1,85 @@
+/* rules.h - what the match functions of rules.def share (rules.c and the
+ * rules_*.c files, one per concern).  Everything here reads a trace; none of
+ * it changes one. */
+#ifndef CONVGUARD_RULES_H
+#define CONVGUARD_RULES_H
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MIB (1ll << 20)
+
+/* ---- rules.c: small helpers */
+void set_str(json_t *vars, const char *k, const char *v);
+void set_own(json_t *vars, const char *k, char *v); /* takes v */
+void set_int(json_t *vars, const char *k, long long v);
+bool is_ev(json_t *e, const char *name);
+/* "process 4242 (python3) holds 70.0 GiB" for up to 3 other holders, largest first */
+char *holders_text(json_t *ev, long long own_pid, long long *top_pid);
+long long cuda_major(struct trace *t);
+bool dir_in_path_list(const char *dir, const char *list);
+const char *llp_of(struct trace *t);
+/* the `lib` event of a path, NULL when none */
+json_t *lib_event(struct trace *t, const char *path);
+
+/* ---- rules_fw.c: which framework the process ran (from its libraries,
+ * the objects that called, and argv) */
+enum {
+    FW_TORCH = 1 << 0,
+    FW_TF = 1 << 1,
+    FW_JAX = 1 << 2,
+    FW_CUPY = 1 << 3,
+    FW_ORT = 1 << 4,
+    FW_CT2 = 1 << 5,
+};
+unsigned frameworks_of(struct trace *t);
+/* "PyTorch", "TensorFlow", "JAX", ... for one bit; "" for none */
+const char *fw_label(unsigned fw);
+/* the first of a process's frameworks, in the order a report names them */
+unsigned fw_primary(unsigned fws);
+/* text for the framework of the process: jax, tf, torch, or other */
+const char *fw_pick(struct trace *t, const char *jax, const char *tf, const char *torch, const char *other);
+
+/* ---- rules_versions.c: each file's own version */
+/* cuDNN's version from the dotted names a file asked the loader for
+ * (libcudnn_graph.so.9.19.0 -> 91900), -1 when it asked none */
+long long cudnn_version_from_probes(struct trace *t, const char *caller);
+
+/* ---- match functions of rules.def, by file */
+#define MATCH(name) bool name(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* rules.c */
+MATCH(m_no_driver);
+MATCH(m_gpu_hidden);
+MATCH(m_load_failed);
+MATCH(m_load_other);
+MATCH(m_sublib_mismatch);
+MATCH(m_major_mismatch);
+MATCH(m_copies);
+MATCH(m_replaced);
+MATCH(m_handle_held);
+MATCH(m_handle_oom);
+MATCH(m_handle_other);
+MATCH(m_workspace);
+MATCH(m_no_algo);
+MATCH(m_alloc_fragmented);
+MATCH(m_alloc_oom);
+MATCH(m_own_pool);
+MATCH(m_code_load);
+MATCH(m_never_used);
+MATCH(m_fallback);
+MATCH(m_crash);
+/* rules_lookup.c: the headline, a failure the lookup before it explains */
+MATCH(m_lookup_workspace);
+/* rules_env.c: driver, device, container, architecture, caches */
+MATCH(m_module_mismatch);
+MATCH(m_mig);
+MATCH(m_arch);
+MATCH(m_nv_cache);
+MATCH(m_alloc_held);
+MATCH(m_two_frameworks);
+MATCH(m_ptxas);
+/* rules_versions.c */
+MATCH(m_shadowed);
+MATCH(m_parts_split);
+#endif

@@ -1,0 +1,169 @@
+/* rules_fw.c - which framework a process ran, and "you see" in its words.
+ *
+ * A rule's symptom lists what each framework prints ("TensorFlow: ...;
+ * PyTorch: ...; JAX: ..."): the report puts the words of the framework this
+ * process ran first and leaves out the other frameworks' words.  What the
+ * process ran is read from its trace: the paths of the libraries it mapped,
+ * the objects that called dlopen or allocated, the frameworks the shim saw
+ * mapped at exit, and argv. */
+#include "rules.h"
+
+static const struct marker {
+    unsigned fw;
+    const char *needle;
+} markers[] = {
+    /* folder names of the packages, not of a venv that happens to be called "torch" */
+    {FW_TORCH, "-packages/torch/"},     {FW_TORCH, "libtorch_"},          {FW_TORCH, "libc10_cuda"},
+    {FW_TORCH, "torchrun"},             {FW_TF, "libtensorflow"},         {FW_TF, "-packages/tensorflow/"},
+    {FW_TF, "_pywrap_tensorflow"},      {FW_JAX, "jax_cuda"},             {FW_JAX, "-packages/jaxlib/"},
+    {FW_JAX, "xla_cuda_plugin"},        {FW_JAX, "xla_extension"},        {FW_JAX, "jax_plugins"},
+    {FW_CUPY, "-packages/cupy"},        {FW_ORT, "onnxruntime"},          {FW_CT2, "ctranslate2"},
+};
+
+static unsigned fw_of_text(const char *s)
+{
+    unsigned f = 0;
+    for (size_t i = 0; s && i < sizeof markers / sizeof markers[0]; i++)
+        if (strstr(s, markers[i].needle))
+            f |= markers[i].fw;
+    return f;
+}
+
+/* names the shim writes in exit.frameworks (shim/shim.c) */
+static unsigned fw_of_name(const char *n)
+{
+    static const struct {
+        const char *name;
+        unsigned fw;
+    } names[] = {{"torch", FW_TORCH}, {"tensorflow", FW_TF}, {"jax", FW_JAX},
+                 {"cupy", FW_CUPY},   {"onnxruntime", FW_ORT}, {"ctranslate2", FW_CT2}};
+    for (size_t i = 0; n && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(n, names[i].name) == 0)
+            return names[i].fw;
+    return 0;
+}
+
+unsigned frameworks_of(struct trace *t)
+{
+    static const char *const fields[] = {"path", "needed_by", "caller", "name"};
+    unsigned f = 0;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+            f |= fw_of_text(jstr(e, fields[k], NULL));
+    }
+    json_t *fw = jget(t->exit, "frameworks");
+    for (size_t i = 0; i < json_array_size(fw); i++)
+        f |= fw_of_name(json_string_value(json_array_get(fw, i)));
+    /* argv last, and only when nothing else told: `python -c "import torch"` */
+    json_t *argv = jget(t->start, "argv");
+    for (size_t i = 0; !f && i < json_array_size(argv); i++) {
+        const char *a = json_string_value(json_array_get(argv, i));
+        f |= fw_of_text(a);
+        if (a && strstr(a, "import torch"))
+            f |= FW_TORCH;
+        if (a && (strstr(a, "import tensorflow") || strstr(a, "from tensorflow")))
+            f |= FW_TF;
+        if (a && (strstr(a, "import jax") || strstr(a, "from jax")))
+            f |= FW_JAX;
+    }
+    return f;
+}
+
+const char *fw_label(unsigned fw)
+{
+    switch (fw) {
+    case FW_TORCH: return "PyTorch";
+    case FW_TF: return "TensorFlow";
+    case FW_JAX: return "JAX";
+    case FW_CUPY: return "CuPy";
+    case FW_ORT: return "onnxruntime";
+    case FW_CT2: return "CTranslate2";
+    default: return "";
+    }
+}
+
+/* JAX and TensorFlow load PyTorch's libraries less often than the other way
+ * round (a JAX job with torch imported for its data loader): the framework
+ * that ran the failing work is most often the one named first here. */
+unsigned fw_primary(unsigned fws)
+{
+    static const unsigned order[] = {FW_JAX, FW_TF, FW_TORCH, FW_CUPY, FW_ORT, FW_CT2};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (fws & order[i])
+            return order[i];
+    return 0;
+}
+
+const char *fw_pick(struct trace *t, const char *jax, const char *tf, const char *torch, const char *other)
+{
+    switch (fw_primary(frameworks_of(t))) {
+    case FW_JAX: return jax;
+    case FW_TF: return tf;
+    case FW_TORCH: return torch;
+    default: return other;
+    }
+}
+
+/* The framework a "; "-separated part of a symptom speaks for: it starts
+ * with the framework's name and a colon or a space ("TensorFlow: ...",
+ * "JAX/XLA: ...", "TensorFlow lists no GPU").  0: every framework. */
+static unsigned segment_fw(const char *s)
+{
+    static const struct {
+        const char *label;
+        unsigned fw;
+    } labels[] = {{"PyTorch/Python", FW_TORCH}, {"PyTorch", FW_TORCH}, {"TensorFlow", FW_TF},
+                  {"JAX/XLA", FW_JAX},         {"JAX", FW_JAX},       {"CuPy", FW_CUPY},
+                  {"onnxruntime", FW_ORT},     {"CTranslate2", FW_CT2}};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
+        size_t n = strlen(labels[i].label);
+        if (strncmp(s, labels[i].label, n) == 0 && (s[n] == ':' || s[n] == ' '))
+            return labels[i].fw;
+    }
+    return 0;
+}
+
+char *frame_symptom(struct trace_set *set, size_t ti, char *text)
+{
+    unsigned fws = frameworks_of(&set->t[ti]);
+    if (!fws || !text)
+        return text;
+    /* cut at "; " where a framework's part begins */
+    const char *start[32];
+    size_t len[32], n = 0;
+    const char *p = text, *seg = text;
+    while (n < 31) {
+        const char *q = strstr(p, "; ");
+        while (q && !segment_fw(q + 2))
+            q = strstr(q + 2, "; ");
+        start[n] = seg;
+        len[n] = q ? (size_t)(q - seg) : strlen(seg);
+        n++;
+        if (!q)
+            break;
+        seg = p = q + 2;
+    }
+    if (n == 31) /* more parts than we keep: leave the text as it is */
+        return text;
+    bool own = false;
+    for (size_t i = 0; i < n; i++)
+        own |= (segment_fw(start[i]) & fws) != 0;
+    if (!own)
+        return text;
+    struct sbuf b = {0};
+    /* the process's own framework first (the primary one before the others it ran) */
+    unsigned first = fw_primary(fws);
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t i = 0; i < n; i++) {
+            unsigned f = segment_fw(start[i]);
+            bool take = pass == 0 ? f == first : pass == 1 ? (f & fws) && f != first : f == 0;
+            if (take) {
+                if (b.len)
+                    sb_add(&b, "; ");
+                sb_addn(&b, start[i], len[i]);
+            }
+        }
+    free(text);
+    return sb_take(&b);
+}
