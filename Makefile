@@ -42,6 +42,7 @@ $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 -include tests/fallback.mk
 include tests/unit/unit.mk
 -include tests/robust.mk
+-include tests/loader.mk
 -include bench/bench.mk
 
 install: all
@@ -57,3 +58,9 @@ test: all $(TEST_DEPS)
 
 demo: all doubles clients
 	examples/demo.sh
+
+# Real TensorFlow with and without the shim (tests/tf/run.sh): TF_VENV=/path
+# reuses a venv holding tensorflow 2.21.0; else build/tfvenv is made from PyPI.
+.PHONY: test-tf
+test-tf: all doubles
+	tests/tf/run.sh

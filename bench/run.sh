@@ -16,18 +16,21 @@ cd "$(dirname "$0")/.."
 B=build/bench/hotpath
 SHIM=${SHIM:-$PWD/build/libconvguard.so}
 [ -x $B ] && [ -e "$SHIM" ] || { echo "run: make bench"; exit 2; }
-modes=${*:-cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym create execute convfwd setattr getattr procaddr dlsym_cu dlsym_other dlsym_hooked dlsym_default dlopen_loaded}
+modes=${*:-cudaMalloc cuMemAlloc_plt cuMemAlloc_ep cuMemAlloc_dlsym create execute convfwd setattr getattr procaddr dlsym_cu dlsym_other dlsym_hooked dlsym_default dlopen_loaded stub_plt}
+# stub_plt runs bench/stubpath.c (a framework's own stub between the program and libcuda)
+prog() { case $1 in stub_*) echo build/bench/stubpath ;; *) echo $B ;; esac; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-envrun() { # PRELOAD cmd...
-    env -i PATH=/usr/bin:/bin CONVGUARD_QUIET=1 CONVGUARD_DIR=$T/traces LD_PRELOAD="$1" "${@:2}"
+envrun() { # PRELOAD cmd...   (LD_LIBRARY_PATH: for stubpath's stub; hotpath has an RPATH)
+    env -i PATH=/usr/bin:/bin CONVGUARD_QUIET=1 CONVGUARD_DIR=$T/traces LD_PRELOAD="$1" \
+        LD_LIBRARY_PATH=$PWD/build/doubles/cuda "${@:2}"
 }
 ir() { # PRELOAD MODE N -> instructions of the whole run
-    envrun "$1" valgrind --tool=callgrind --callgrind-out-file=$T/cg.out "$B" "$2" "$3" 2>&1 >/dev/null |
+    envrun "$1" valgrind --tool=callgrind --callgrind-out-file=$T/cg.out "$(prog $2)" "$2" "$3" 2>&1 >/dev/null |
         awk '/refs:/ {gsub(",", "", $NF); print $NF}'
 }
 best() { # PRELOAD MODE -> best of 5 runs of 200000 iterations, ns per iteration
-    for i in 1 2 3 4 5; do envrun "$1" $B $2 200000 | awk '{print $3}'; done | sort -g | head -1
+    for i in 1 2 3 4 5; do envrun "$1" $(prog $2) $2 200000 | awk '{print $3}'; done | sort -g | head -1
 }
 have_vg=0
 command -v valgrind >/dev/null && have_vg=1
@@ -49,7 +52,8 @@ for m in $modes; do
 done
 echo "(an iteration: cudaMalloc+cudaFree, cuMemAlloc_v2+cuMemFree_v2 by PLT / entry point / dlsym,"
 echo " BackendCreate+Destroy, one Execute, one ConvolutionForward, one SetAttribute, one GetAttribute,"
-echo " one cuGetProcAddress_v2, one dlsym of a cuDNN name / of printf; goal: added/call <= 30)"
+echo " one cuGetProcAddress_v2, one dlsym of a cuDNN name / of printf; stub_plt: one cuMemGetInfo_v2 through"
+echo " the program's PLT into a framework's stub and on to libcuda; goal: added/call <= 30)"
 
 echo
 echo "== 2. steady-state trace volume (bytes written by the shim)"

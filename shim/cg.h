@@ -242,6 +242,10 @@ const char *cg_elf_needed(const struct cg_obj *o, int i);
 void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
 /* Does o import `name` (a relocation against that undefined symbol: it calls it through its PLT/GOT)? */
 bool cg_elf_imports(const struct cg_obj *o, const char *name);
+/* Does o define symbol versions of its own (DT_VERDEF)? */
+bool cg_elf_defines_versions(const struct cg_obj *o);
+/* How o refers to the undefined symbol `name` (STB_GLOBAL, STB_WEAK), -1: it does not. */
+int cg_elf_import_bind(const struct cg_obj *o, const char *name);
 /* An address inside o's code holding a `ret` instruction, 0 if none. */
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
 /* ---- forkgate.c: the shim's own calls into foreign locks never overlap a fork */
@@ -272,13 +276,32 @@ bool cg_real_dl_init(void);
  * the return address; this keeps those answers exactly what they would have
  * been without the shim. */
 void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
-/* Resolves the real function of (slot, hook) for a call that reached our
- * exported definition through a PLT. */
-void *cg_resolve_plt(int slot, int hook);
-/* Tracing has just started: what cg_resolve_plt found before goes into cg_real. */
+/* The function of (slot, hook) in the slot's own library (libcuda.so.1,
+ * libcudnn.so.9, ...), read from its symbol table; NULL when it is not loaded.
+ * What the entries handed out by dlsym/cuGetProcAddress forward to, and what
+ * the shim itself calls; not what a PLT caller reaches (bind.c). */
+void *cg_real_in_lib(int slot, int hook);
+/* Tracing has just started: what cg_real_in_lib found before goes into cg_real. */
 void cg_real_promote(void);
 /* Is this caller one of the traced CUDA-family libraries? family or -1 */
 int cg_caller_family(const void *caller);
+
+/* ---- bind.c: what a call through the PLT would have reached without the shim.
+ * cg_plt[s][h]: the slot library's function (cg_real's), when every PLT caller
+ * reaches it; cg_plt_plain[s][h]: another definition every PLT caller reaches
+ * (a framework's stub, or anything while not tracing), forwarded untouched.
+ * NULL in both: the PLT entry's cold path asks cg_bind_plt. */
+extern _Atomic(void *) cg_plt[CG_NSLOTS][CG_NHOOKS];
+extern _Atomic(void *) cg_plt_plain[CG_NSLOTS][CG_NHOOKS];
+/* The definition this caller's reference reaches with the shim left out;
+ * *wrap: it is the slot library's, to be wrapped.  NULL: nothing defines it. */
+void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap);
+/* Nothing defines it: exits as the loader would, or (weak reference) returns a status. */
+long long cg_bind_unbound(int slot, int hook, const void *caller);
+/* dlsym(RTLD_DEFAULT, name) from caller, the shim left out (ver: dlvsym's). */
+void *cg_bind_lookup(const void *caller, const char *name, const char *ver);
+void cg_bind_after_load(void); /* a dlopen added objects */
+void cg_bind_reset(void);      /* a dlclose, or tracing started */
 
 /* ---- crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
 void cg_crash_install(void);
@@ -304,6 +327,8 @@ int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
 void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
 void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+/* nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
+bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
 void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
 void cg_loader_check_replaced(const char *when);
 /* Maps a real function address of a traced library to our entry (or returns it). */

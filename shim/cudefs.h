@@ -148,6 +148,7 @@ typedef int cudaError_t;
 #define cudaErrorInitializationError 3
 #define cudaErrorInsufficientDriver 35
 #define cudaErrorNoDevice 100
+#define cudaErrorSharedObjectSymbolNotFound 302
 #define cudaErrorUnknown 999
 typedef struct CUstream_st *cudaStream_t;
 typedef int cudaDriverEntryPointQueryResult; /* enum in the real header */
@@ -160,6 +161,7 @@ typedef int CUresult;
 #define CUDA_ERROR_NOT_INITIALIZED 3
 #define CUDA_ERROR_NO_DEVICE 100
 #define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND 302
 #define CUDA_ERROR_NOT_FOUND 500
 typedef unsigned long long CUdeviceptr; /* CUdeviceptr_v2 on 64-bit hosts */
 typedef int CUdevice;

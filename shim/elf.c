@@ -260,3 +260,38 @@ uintptr_t cg_elf_ret_gadget(const struct cg_obj *o)
     }
     return 0;
 }
+
+/* Does o define symbol versions of its own (DT_VERDEF)?  A reference that
+ * asks for a version also binds to an unversioned definition in an object
+ * that defines none (bind.c). */
+bool cg_elf_defines_versions(const struct cg_obj *o) { return dyn_find(o, DT_VERDEF) != NULL; }
+
+/* How o refers to the undefined symbol `name`: STB_GLOBAL or STB_WEAK, -1
+ * when it has no relocation against it.  Undefined symbols are not in the
+ * hash table: the relocations name them, as in cg_elf_imports. */
+static int rel_bind(const ElfW(Sym) *syms, const char *str, uintptr_t tab, size_t bytes, size_t ent, const char *name)
+{
+    for (size_t off = 0; tab && ent && off + ent <= bytes; off += ent) {
+        ElfW(Xword) info = ent == sizeof(ElfW(Rela)) ? ((const ElfW(Rela) *)(tab + off))->r_info
+                                                     : ((const ElfW(Rel) *)(tab + off))->r_info;
+        size_t idx = CG_R_SYM(info);
+        if (idx && syms[idx].st_shndx == SHN_UNDEF && cg_streq(str + syms[idx].st_name, name))
+            return ELF64_ST_BIND(syms[idx].st_info);
+    }
+    return -1;
+}
+
+int cg_elf_import_bind(const struct cg_obj *o, const char *name)
+{
+    const ElfW(Dyn) *st = dyn_find(o, DT_SYMTAB), *jr = dyn_find(o, DT_JMPREL), *jsz = dyn_find(o, DT_PLTRELSZ),
+                    *jt = dyn_find(o, DT_PLTREL), *ra = dyn_find(o, DT_RELA), *rasz = dyn_find(o, DT_RELASZ);
+    const char *str = strtab(o);
+    if (!st || !str)
+        return -1;
+    const ElfW(Sym) *syms = (const ElfW(Sym) *)dptr(o, st->d_un.d_ptr);
+    size_t jent = jt && jt->d_un.d_val == DT_REL ? sizeof(ElfW(Rel)) : sizeof(ElfW(Rela));
+    int b = jr && jsz ? rel_bind(syms, str, dptr(o, jr->d_un.d_ptr), jsz->d_un.d_val, jent, name) : -1;
+    if (b < 0 && ra && rasz)
+        b = rel_bind(syms, str, dptr(o, ra->d_un.d_ptr), rasz->d_un.d_val, sizeof(ElfW(Rela)), name);
+    return b;
+}

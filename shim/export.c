@@ -1,9 +1,9 @@
 /* export.c - the override layer: every exported CUDA name, and nothing else.
  *
- * For each hook and each slot of its family this file defines one entry
- * function.  The entry is exported under the slot's symbol version (PLT
- * route) and handed out by dlsym/cuGetProcAddress (loader.c).  It only counts
- * and forwards: the wrapper cg_w_<name> in the concern's file does the rest.
+ * For each hook and each slot of its family this file defines two entry
+ * functions: one exported under the slot's symbol version (PLT route), one
+ * handed out by dlsym/cuGetProcAddress (loader.c).  They only count and
+ * forward: the wrapper cg_w_<name> in the concern's file does the rest.
  *
  * Why non-default versions (cudnnCreate@libcudnn.so.9, one '@'): a program
  * linked against libcudnn.so.9 asks for exactly that version and binds to us,
@@ -36,44 +36,87 @@ _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
 _Atomic uint32_t cg_real_gen;
 struct cg_counter cg_count[CG_NHOOKS];
 
-/* A hook whose real function cannot be found (the library vanished) fails
- * the way the library itself fails when it is missing. */
+/* A handed-out entry whose library has gone (unloaded under the program's
+ * feet) fails the way the library itself fails when it is missing. */
 #define CG_MISSING_CUDNN CUDNN_STATUS_NOT_INITIALIZED
 #define CG_MISSING_CUDART cudaErrorInsufficientDriver
 #define CG_MISSING_DRV CUDA_ERROR_NOT_INITIALIZED
 
-/* The entry's fast path: a load, a test, a counter, a forward.  Everything
- * else is kept out of line, in a cold function: resolving the real function
- * (first call through a PLT) and forwarding untouched while the shim is not
- * tracing (the counter still counts), so the fast path has one branch: cg_real
- * is filled only while tracing (real.c), so a real function known is also
- * "tracing".  The caller is the entry's return address, a plain argument. */
-#define CG_ENTRY_BODY(slot, fam, ret, name, args, self)                                                       \
+/* Two entries per hook and slot, one per route:
+ *  - the exported one (cg_x_<slot>_<name>, or the driver's plain name) is what
+ *    a program's PLT binds to; it forwards to what that reference would have
+ *    bound to without the shim (bind.c): the slot's library, wrapped, or a
+ *    framework's stub, untouched;
+ *  - the handed-out one (cg_d_<slot>_<name>) is what dlsym and
+ *    cuGetProcAddress give in place of the library's own function, and
+ *    forwards to that function.
+ * One entry cannot serve both: under TensorFlow the same name reaches its
+ * stub through the PLT and the library through the stub's dlsym.
+ *
+ * The fast path of both: a load, a test, a counter, a forward.  Everything
+ * else is kept out of line, in a cold function that is told the program's
+ * return address (where the call came from): finding the target, and forwarding
+ * untouched while the shim is not tracing or the target is not the library's
+ * (the tables the fast paths read are filled only with wrapped targets, and
+ * only while tracing: real.c, bind.c). */
+#define CG_ENTRY_BODY(table, slot, ret, name, args, slow)                                                     \
     {                                                                                                          \
-        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
+        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return cg_slow_##self args;                                                                        \
+            return CG_NOT_WRAPPED_##table(slot, name, args, slow);                                             \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                                \
     }
-#define CG_SLOW(slot, fam, ret, name, params, args, self, entry)                                              \
-    static __attribute__((noinline, cold)) ret cg_slow_##self params                                          \
+/* Not to be wrapped (the fast table is empty): a handed-out entry goes to
+ * its cold path; an exported one first tries the definition every PLT caller
+ * reaches untouched (a framework's stub: TensorFlow's every driver call), a
+ * load and a tail call, then its cold path. */
+#define CG_NOT_WRAPPED_cg_real(slot, name, args, slow) slow(__builtin_return_address(0), CG_UNPAREN args)
+#define CG_NOT_WRAPPED_cg_plt(slot, name, args, slow)                                                         \
+    ({                                                                                                         \
+        cg_t_##name plain_ = (cg_t_##name)atomic_load_explicit(&cg_plt_plain[slot][CG_H_##name],              \
+                                                                memory_order_acquire);                         \
+        plain_ ? plain_ args : slow(__builtin_return_address(0), CG_UNPAREN args);                             \
+    })
+
+/* The handed-out entry's cold path: the slot library's function. */
+#define CG_SLOW_LIB(slot, fam, ret, name, params, args, self)                                                 \
+    static __attribute__((noinline, cold)) ret cg_slow_##self(const void *cg_caller_, CG_UNPAREN params)      \
     {                                                                                                          \
         cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
-        if (!real && !(real = (cg_t_##name)cg_resolve_plt(slot, CG_H_##name)))                                 \
+        if (!real && !(real = (cg_t_##name)cg_real_in_lib(slot, CG_H_##name)))                                 \
             return (ret)CG_MISSING_##fam;                                                                      \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         if (!atomic_load_explicit(&cg.traced, memory_order_relaxed))                                           \
             return real args;                                                                                  \
-        /* reached by a tail call from the entry: our return address is the program's */                      \
-        return cg_w_##name(real, __builtin_return_address(0), CG_UNPAREN args);                               \
+        return cg_w_##name(real, cg_caller_, CG_UNPAREN args);                                                 \
+    }
+/* The exported entry's cold path: a definition every caller reaches that is
+ * not to be wrapped (a stub) is one more load; the rest asks bind.c.  A
+ * forward that is not wrapped is not counted: what the stub reaches in the
+ * library comes back through a handed-out entry and is counted there. */
+#define CG_SLOW_PLT(slot, fam, ret, name, params, args, self)                                                 \
+    static __attribute__((noinline, cold)) ret cg_pslow_##self(const void *cg_caller_, CG_UNPAREN params)     \
+    {                                                                                                          \
+        cg_t_##name cg_fn_ = (cg_t_##name)atomic_load_explicit(&cg_plt_plain[slot][CG_H_##name], memory_order_acquire); \
+        if (cg_fn_)                                                                                                \
+            return cg_fn_ args;                                                                                    \
+        bool cg_wrap_;                                                                                             \
+        if (!(cg_fn_ = (cg_t_##name)cg_bind_plt(slot, CG_H_##name, cg_caller_, &cg_wrap_)))                                \
+            return (ret)cg_bind_unbound(slot, CG_H_##name, cg_caller_);                                            \
+        if (!cg_wrap_)                                                                                             \
+            return cg_fn_ args;                                                                                    \
+        atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
+        return cg_w_##name(cg_fn_, cg_caller_, CG_UNPAREN args);                                                       \
     }
 
 /* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
 #define CG_VENTRY(slot, tag, ver, fam, ret, name, params, args)                                               \
-    CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                                                  \
+    CG_SLOW_LIB(slot, fam, ret, name, params, args, tag##_##name)                                              \
+    static ret cg_d_##tag##_##name params CG_ENTRY_BODY(cg_real, slot, ret, name, args, cg_slow_##tag##_##name) \
+    CG_SLOW_PLT(slot, fam, ret, name, params, args, tag##_##name)                                              \
     __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_ENTRY_BODY(slot, fam, ret, name, args, tag##_##name)
+        CG_ENTRY_BODY(cg_plt, slot, ret, name, args, cg_pslow_##tag##_##name)
 
 #define CG_ENTRIES_CUDNN(ret, name, params, args)                                                             \
     CG_VENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args)                       \
@@ -82,10 +125,12 @@ struct cg_counter cg_count[CG_NHOOKS];
     CG_VENTRY(CG_SLOT_CUDART13, cudart13, "libcudart.so.13", CUDART, ret, name, params, args)                \
     CG_VENTRY(CG_SLOT_CUDART12, cudart12, "libcudart.so.12", CUDART, ret, name, params, args)                \
     CG_VENTRY(CG_SLOT_CUDART11, cudart11, "libcudart.so.11.0", CUDART, ret, name, params, args)
-/* The driver's entries carry the real name, unversioned. */
+/* The driver's exported entries carry the real name, unversioned. */
 #define CG_ENTRIES_DRV(ret, name, params, args)                                                               \
-    CG_SLOW(CG_SLOT_DRV, DRV, ret, name, params, args, drv_##name, name)                                             \
-    CG_EXPORT ret name params CG_ENTRY_BODY(CG_SLOT_DRV, DRV, ret, name, args, drv_##name)
+    CG_SLOW_LIB(CG_SLOT_DRV, DRV, ret, name, params, args, drv_##name)                                         \
+    static ret cg_d_drv_##name params CG_ENTRY_BODY(cg_real, CG_SLOT_DRV, ret, name, args, cg_slow_drv_##name) \
+    CG_SLOW_PLT(CG_SLOT_DRV, DRV, ret, name, params, args, drv_##name)                                         \
+    CG_EXPORT ret name params CG_ENTRY_BODY(cg_plt, CG_SLOT_DRV, ret, name, args, cg_pslow_drv_##name)
 
 /* CG_HOOK_EXEC (the legacy convolution executions, 13 or 18 arguments): the
  * entry makes the real call itself instead of inlining a wrapper, so that gcc
@@ -96,11 +141,11 @@ struct cg_counter cg_count[CG_NHOOKS];
  * arguments, which the callee cannot have changed (it owns only the copies). */
 #define CG_EXEC_FIRST(a, ...) (a)
 #define CG_EXEC_STAMP CG_EXEC_FIRST
-#define CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, self)                                           \
+#define CG_EXEC_BODY(table, slot, ret, name, args, regs, stack, slow)                                         \
     {                                                                                                          \
-        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&cg_real[slot][CG_H_##name], memory_order_acquire); \
+        cg_t_##name real = (cg_t_##name)atomic_load_explicit(&table[slot][CG_H_##name], memory_order_acquire); \
         if (CG_UNLIKELY(!real))                                                                                \
-            return cg_slow_##self args;                                                                        \
+            return CG_NOT_WRAPPED_##table(slot, name, args, slow);                                             \
         atomic_fetch_add_explicit(&cg_count[CG_H_##name].calls, 1, memory_order_relaxed);                     \
         cg_exec_save((const void *)real, CG_EXEC_STAMP stack, CG_UNPAREN regs);                                 \
         ret r = real args;                                                                                     \
@@ -109,9 +154,12 @@ struct cg_counter cg_count[CG_NHOOKS];
         return r;                                                                                              \
     }
 #define CG_XVENTRY(slot, tag, ver, fam, ret, name, params, args, regs, stack)                                 \
-    CG_SLOW(slot, fam, ret, name, params, args, tag##_##name, cg_x_##tag##_##name)                             \
+    CG_SLOW_LIB(slot, fam, ret, name, params, args, tag##_##name)                                              \
+    static ret cg_d_##tag##_##name params                                                                      \
+        CG_EXEC_BODY(cg_real, slot, ret, name, args, regs, stack, cg_slow_##tag##_##name)                      \
+    CG_SLOW_PLT(slot, fam, ret, name, params, args, tag##_##name)                                              \
     __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_EXEC_BODY(slot, fam, ret, name, args, regs, stack, tag##_##name)
+        CG_EXEC_BODY(cg_plt, slot, ret, name, args, regs, stack, cg_pslow_##tag##_##name)
 #define CG_XENTRIES_CUDNN(ret, name, params, args, regs, stack)                                               \
     CG_XVENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args, regs, stack)         \
     CG_XVENTRY(CG_SLOT_CUDNN8, cudnn8, "libcudnn.so.8", CUDNN, ret, name, params, args, regs, stack)
@@ -152,14 +200,14 @@ void cg_hook_failed(int hook, long long status)
     errno = saved;
 }
 
-/* The table dlsym and cuGetProcAddress hand out. */
+/* The table dlsym and cuGetProcAddress hand out: the handed-out entries. */
 #define CG_EREF_CUDNN(name)                                                                                    \
-    [CG_SLOT_CUDNN9][CG_H_##name] = (void *)cg_x_cudnn9_##name, [CG_SLOT_CUDNN8][CG_H_##name] = (void *)cg_x_cudnn8_##name,
+    [CG_SLOT_CUDNN9][CG_H_##name] = (void *)cg_d_cudnn9_##name, [CG_SLOT_CUDNN8][CG_H_##name] = (void *)cg_d_cudnn8_##name,
 #define CG_EREF_CUDART(name)                                                                                   \
-    [CG_SLOT_CUDART13][CG_H_##name] = (void *)cg_x_cudart13_##name,                                            \
-    [CG_SLOT_CUDART12][CG_H_##name] = (void *)cg_x_cudart12_##name,                                            \
-    [CG_SLOT_CUDART11][CG_H_##name] = (void *)cg_x_cudart11_##name,
-#define CG_EREF_DRV(name) [CG_SLOT_DRV][CG_H_##name] = (void *)name,
+    [CG_SLOT_CUDART13][CG_H_##name] = (void *)cg_d_cudart13_##name,                                            \
+    [CG_SLOT_CUDART12][CG_H_##name] = (void *)cg_d_cudart12_##name,                                            \
+    [CG_SLOT_CUDART11][CG_H_##name] = (void *)cg_d_cudart11_##name,
+#define CG_EREF_DRV(name) [CG_SLOT_DRV][CG_H_##name] = (void *)cg_d_drv_##name,
 void *const cg_entry[CG_NSLOTS][CG_NHOOKS] = {
 #define CG_HOOK(fam, ret, name, params, args) CG_EREF_##fam(name)
 #define CG_HOOK_PLAIN CG_HOOK

@@ -13,7 +13,7 @@
 static void *real_fn(int slot, int hook)
 {
     void *f = atomic_load_explicit(&cg_real[slot][hook], memory_order_acquire);
-    return f ? f : cg_resolve_plt(slot, hook);
+    return f ? f : cg_real_in_lib(slot, hook);
 }
 
 bool gx_not_supported(int slot, cudnnStatus_t st)

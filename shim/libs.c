@@ -245,19 +245,7 @@ static bool kernel_module_version(char *out, size_t cap)
     if (n <= 0)
         return false;
     b[n] = 0;
-    const char *k = strstr(b, "Kernel Module");
-    if (!k)
-        return false;
-    k += 13;
-    /* "Kernel Module  535.129.03" or "Open Kernel Module for x86_64  580.95.05" */
-    while (*k && !(*k >= '0' && *k <= '9'))
-        k++;
-    size_t len = strspn(k, "0123456789.");
-    if (!len || len >= cap)
-        return false;
-    memcpy(out, k, len);
-    out[len] = 0;
-    return true;
+    return cg_nvidia_module_version(b, out, cap);
 }
 
 static void record_lib(const struct cg_obj *o, const char *via, bool may_call)

@@ -76,8 +76,12 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     pending_clear();
     if (!cg_real_dl_init())
         return NULL;
-    if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file)
-        return open_as(caller, lmid, m, file, flags);
+    if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file) {
+        void *h = open_as(caller, lmid, m, file, flags);
+        if (h && file)
+            cg_bind_after_load(); /* what PLT calls reach may have changed (bind.c) */
+        return h;
+    }
     bool traced = cg_lib_is_traced_name(file);
     void *h = open_as(caller, lmid, m, file, flags);
     int saved = errno; /* what the real call left: the program must see that */
@@ -87,6 +91,8 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
          * cuDNN's way of reaching its parts: frequent).  A handle the copy
          * does not know: the object, and maybe its dependencies, are new. */
         bool added = !cg_objsnap_has_dyn(((struct link_map *)h)->l_ld);
+        if (added || (flags & RTLD_GLOBAL))
+            cg_bind_after_load(); /* what PLT calls reach may have changed (bind.c) */
         if (added) {
             cg_objsnap_refresh(); /* module names for crash backtraces */
             cg_crash_after_load();
@@ -144,7 +150,10 @@ CG_EXPORT int dlclose(void *handle)
     const void *dyn = lm ? lm->l_ld : NULL;
     int r = cg_dl.dlclose(handle);
     int saved = errno;
-    if (r == 0 && handle && atomic_load_explicit(&cg.traced, memory_order_relaxed) && unmapped(dyn)) {
+    bool gone = r == 0 && handle && unmapped(dyn);
+    if (gone)
+        cg_bind_reset(); /* a PLT call's target may have gone (bind.c) */
+    if (gone && atomic_load_explicit(&cg.traced, memory_order_relaxed)) {
         cg_libs_after_close(base);
         cg_objsnap_refresh();
     }
@@ -318,9 +327,14 @@ static void *after_sym(void *handle, const char *name, const char *version, void
 {
     bool special = handle == RTLD_DEFAULT || handle == RTLD_NEXT;
     if (r && special && in_self(r)) {
-        /* Only our unversioned driver exports can be found this way: answer
-         * as if the shim were not loaded, by searching past it. */
-        r = version ? cg_dl.dlvsym(RTLD_NEXT, name, version) : cg_dl.dlsym(RTLD_NEXT, name);
+        /* Only our unversioned driver exports (and a dlvsym of our versions)
+         * can be found this way: answer as if the shim were not loaded, by
+         * the same search without it: RTLD_DEFAULT the caller's scope (the
+         * global one, then its own libraries), RTLD_NEXT what follows us. */
+        if (handle == RTLD_DEFAULT)
+            r = cg_bind_lookup(caller, name, version);
+        else
+            r = version ? cg_dl.dlvsym(RTLD_NEXT, name, version) : cg_dl.dlsym(RTLD_NEXT, name);
         if (!r) {
             if (cg_dl.dlerror) /* discard the text naming the shim */
                 cg_dl.dlerror();
@@ -520,7 +534,7 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
         void *real = atomic_load_explicit(&cg_real[CG_SLOT_DRV][h], memory_order_acquire);
         /* a name libcuda lacks is looked up once, not at every query (cudart asks ~450) */
         if (!real && !resolved)
-            real = cg_resolve_plt(CG_SLOT_DRV, h);
+            real = cg_real_in_lib(CG_SLOT_DRV, h);
         if (real == fn)
             return cg_entry[CG_SLOT_DRV][h];
     }

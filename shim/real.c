@@ -3,9 +3,10 @@
  * The dynamic-loader functions are found by reading libc's (or, before glibc
  * 2.34, libdl's) symbol table from memory: the shim exports dlopen and dlsym
  * itself, so any call by name would come back to us.
- * CUDA functions reached through a PLT are resolved in the library the slot
- * names (libcudnn.so.9, ...), by its own symbol table and version: never by
- * RTLD_NEXT, which misses libraries loaded RTLD_LOCAL. */
+ * A slot's real functions are read from the library the slot names
+ * (libcudnn.so.9, ...), by its own symbol table and version: never by
+ * RTLD_NEXT, which misses libraries loaded RTLD_LOCAL.  (What a call through
+ * the PLT reaches is another question, answered in bind.c.) */
 #include <link.h>
 #include <string.h>
 
@@ -97,7 +98,7 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
  * entries must not see them in cg_real, or they would trace. */
 static _Atomic(void *) real_untraced[CG_NSLOTS][CG_NHOOKS];
 
-void *cg_resolve_plt(int slot, int hook)
+void *cg_real_in_lib(int slot, int hook)
 {
     bool traced = atomic_load(&cg.traced);
     _Atomic(void *) *cell = traced ? &cg_real[slot][hook] : &real_untraced[slot][hook];
@@ -123,6 +124,7 @@ void *cg_resolve_plt(int slot, int hook)
 
 void cg_real_promote(void)
 {
+    cg_bind_reset(); /* the PLT answers kept while not tracing are plain forwards */
     for (int s = 0; s < CG_NSLOTS; s++)
         for (int h = 0; h < CG_NHOOKS; h++) {
             void *p = atomic_load(&real_untraced[s][h]), *expected = NULL;

@@ -100,7 +100,7 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
         /* Fill the driver slot now, so entry points can be recognised. */
         for (int h = 0; h < CG_NHOOKS; h++)
             if (cg_hooks[h].family == CG_FAM_DRV)
-                cg_resolve_plt(CG_SLOT_DRV, h);
+                cg_real_in_lib(CG_SLOT_DRV, h);
     } else if (family == CG_FAM_CUDART) {
         cudaError_t (*fn)(int *) = (cudaError_t(*)(int *))cg_elf_sym(o, "cudaRuntimeGetVersion", NULL);
         int v = 0;

@@ -30,11 +30,20 @@ run_shim() { local d=$1; shift; mkdir -p "$d"; CONVGUARD_DIR=$d LD_PRELOAD=$SHIM
 trace_of() { local f; f=$(ls "$1"/*.jsonl 2>/dev/null); [ "$(echo "$f" | grep -c .)" = 1 ] && echo "$f"; }
 # jqt FILE FILTER: true when the jq filter, applied to the slurped trace, yields true
 jqt() { jq -e -s "$2" "$1" >/dev/null 2>&1; }
-# every line of every trace in DIR is valid JSON and seq has no gaps (lines
+# trace_lines_valid FILE: every line is exactly one JSON object, read line by
+# line (jq -s would take two objects glued on one line, or an empty line, as
+# fine), and the file ends with a newline
+trace_lines_valid() {
+    [ -s "$1" ] && [ "$(tail -c1 "$1" | od -An -tx1 | tr -d ' ')" = 0a ] &&
+        jq -R -n -e '[inputs | startswith("{") and endswith("}") and (try (fromjson | type == "object") catch false)]
+                     | length > 0 and all' "$1" >/dev/null
+}
+# every line of every trace in DIR is one JSON object and seq has no gaps (lines
 # of different threads may be written out of seq order: sorted, they are 0..n-1)
 traces_valid() {
     local f
     for f in "$1"/*.jsonl; do
+        trace_lines_valid "$f" || return 1
         jq -e -s 'length > 0 and ([.[].seq] | sort) == [range(0; length)]' "$f" >/dev/null || return 1
     done
 }

@@ -30,7 +30,9 @@ CGT_DOUBLES := $(CGT_D)/cuda/libcuda.so.1 $(CGT_D)/cuda-nolog/libcuda.so.1 $(CGT
 
 CGT_CLIENTS := $(CGT_C)/client_torchlike $(CGT_C)/ext_torchlike.so $(CGT_C)/client_tflike \
 	$(CGT_C)/client_jaxlike $(CGT_C)/plugin_jaxlike.so $(CGT_C)/client_probe \
-	$(CGT_C)/client_copyload $(CGT_C)/client_cudnn8 $(CGT_C)/client_drvlog
+	$(CGT_C)/client_copyload $(CGT_C)/client_cudnn8 $(CGT_C)/client_drvlog \
+	$(CGT_C)/client_fwstub $(CGT_C)/libfwstub.so $(CGT_C)/libfwuser.so $(CGT_C)/client_fwstub_linked \
+	$(CGT_C)/libfwstub2.so $(CGT_C)/libfwuser2.so
 ifneq ($(wildcard $(CGT_CUDA_LIB)/libcudnn.so.9),)
 ifneq ($(wildcard $(CGT_CUDA_LIB)/libcudart.so.13),)
 CGT_CLIENTS += $(CGT_C)/ext_torchlike_real.so
@@ -130,3 +132,25 @@ $(CGT_C)/ext_torchlike_real.so: $(CGT_TC)/ext_torchlike.c $(CGT_CLIENT_HDR)
 $(CGT_C)/plugin_jaxlike.so: $(CGT_TC)/plugin_jaxlike.c $(CGT_CLIENT_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -shared -o $@ $< -ldl
+
+# ---- framework-style stubs (TensorFlow's own cu*/cuda*/cudnn* definitions): fwstub.c
+# libfwstub.so defines every hooked name (and calls them itself: fwstub_run);
+# libfwuser.so calls them from another library; client_fwstub_linked from the program.
+CGT_FW_SEQ := $(CGT_TC)/fwstub_seq.c
+$(CGT_C)/libfwstub.so: $(CGT_TC)/fwstub.c $(CGT_FW_SEQ) shim/hooks.def $(CGT_CLIENT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -shared -Wl,-soname,libfwstub.so -o $@ $(CGT_TC)/fwstub.c \
+	      -x c -DSEQ_NAME=fwstub_run $(CGT_FW_SEQ) -ldl
+$(CGT_C)/libfwuser.so: $(CGT_FW_SEQ) $(CGT_C)/libfwstub.so $(CGT_CLIENT_HDR)
+	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -shared -Wl,-soname,libfwuser.so -o $@ -DSEQ_NAME=fwuser_run $(CGT_FW_SEQ) \
+	      -Wl,--no-as-needed -L$(CGT_C) -l:libfwstub.so -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
+# a second framework with its own stubs (another soname: the loader keeps one copy per soname)
+$(CGT_C)/libfwstub2.so: $(CGT_TC)/fwstub.c $(CGT_FW_SEQ) shim/hooks.def $(CGT_CLIENT_HDR)
+	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -shared -DMISS_DRV=999 -Wl,-soname,libfwstub2.so -o $@ $(CGT_TC)/fwstub.c \
+	      -x c -DSEQ_NAME=fwstub_run $(CGT_FW_SEQ) -ldl
+$(CGT_C)/libfwuser2.so: $(CGT_FW_SEQ) $(CGT_C)/libfwstub2.so $(CGT_CLIENT_HDR)
+	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -shared -Wl,-soname,libfwuser2.so -o $@ -DSEQ_NAME=fwuser_run $(CGT_FW_SEQ) \
+	      -Wl,--no-as-needed -L$(CGT_C) -l:libfwstub2.so -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
+$(CGT_C)/client_fwstub_linked: $(CGT_TC)/client_fwstub.c $(CGT_FW_SEQ) $(CGT_C)/libfwstub.so $(CGT_CLIENT_HDR)
+	$(CC) $(CGT_CFLAGS) -I$(CGT_TD) -DFWSTUB_LINKED -DSEQ_NAME=main_run -o $@ $(CGT_TC)/client_fwstub.c \
+	      $(CGT_FW_SEQ) -Wl,--no-as-needed -L$(CGT_C) -l:libfwstub.so -Wl,-rpath,'$$ORIGIN' $(CGT_MAIN)

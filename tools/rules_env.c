@@ -30,6 +30,10 @@ bool m_module_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
             fail = e;
     }
     const char *kmod = jstr(drv, "kernel_module", NULL), *ulib = driver_file_version(drv);
+    /* a version has dots: traces of the first shim to record this field can
+     * hold "86" (the x86_64 of "Open Kernel Module for x86_64"), not a version */
+    if (kmod && !strchr(kmod, '.'))
+        kmod = NULL;
     bool differ = kmod && ulib && strcmp(kmod, ulib) != 0;
     if (!differ && !fail)
         return false;

@@ -17,6 +17,10 @@
  *  - no device: cudaErrorNoDevice (100), cudaGetDeviceCount sets 0;
  *  - first use on a thread makes the primary context current
  *    (cuDevicePrimaryCtxRetain + cuCtxSetCurrent).
+ * CGTEST_CUDART_RAW_DLSYM=1 (read once): cuGetProcAddress_v2 is looked up
+ * with libc's own dlsym (found by version), past any interposer, so that the
+ * driver functions it hands out through cudaGetDriverEntryPoint come straight
+ * from libcuda (tests/preload/t_loader_edges.sh: that route on its own).
  * Streams are ignored. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cuda_double.h"
+#include "cgtest_env.h"
 
 #define API __attribute__((visibility("default")))
 #define RT_VERSION 13000
@@ -53,13 +58,24 @@ static int get(const char *name, int since, void *slot)
     return drv.gpa(name, (void **)slot, since, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_SUCCESS;
 }
 
+static void *driver_sym(void *h, const char *name)
+{
+    void *(*libc_dlsym)(void *, const char *) = NULL;
+    if (cgtest_env_num("CGTEST_CUDART_RAW_DLSYM", 0)) {
+        libc_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+        if (!libc_dlsym) /* glibc < 2.34: libdl's */
+            libc_dlsym = (void *(*)(void *, const char *))dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+    }
+    return libc_dlsym ? libc_dlsym(h, name) : dlsym(h, name);
+}
+
 static void load(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     int v = 0;
     CUresult r;
 
-    if (!h || !(drv.gpa = (__typeof__(drv.gpa))dlsym(h, "cuGetProcAddress_v2"))) {
+    if (!h || !(drv.gpa = (__typeof__(drv.gpa))driver_sym(h, "cuGetProcAddress_v2"))) {
         init_err = cudaErrorInsufficientDriver;
         return;
     }

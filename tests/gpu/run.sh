@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] ...    (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -709,6 +709,51 @@ PYEOF
                 LD_PRELOAD=$SHIM timeout 300 build/robust/prog_forkstress $v 2>&1 | grep -v '^convguard:' | tail -1)
             echo "-- prog_forkstress $v (real driver, ${CUDNN:-libcudnn.so.9}): without: $p; with: $q"
         done
+        ;;
+    stubs)
+        # Issue 13: a framework's own CUDA stubs (tests/clients/fwstub.c, what TensorFlow's
+        # libtensorflow_framework.so.2 does) on the real driver, with the wheels' cudart 13 and
+        # cuDNN 9: every return value and out-parameter the same with and without the shim, in the
+        # four ways of reaching the stubs, and the trace shows each call once.  NVML is the one
+        # library the shim may add (after a failed allocation): its maps line is left out.
+        echo "== stubs: framework-style CUDA stubs on the real driver"
+        FW="build/clients/client_fwstub build/clients/libfwstub.so build/clients/libfwuser.so build/clients/client_fwstub_linked"
+        make -s $FW >/dev/null 2>&1 || make -s CC=/usr/bin/gcc $FW >/dev/null 2>&1 || { echo "   the stub clients did not build"; continue; }
+        WL=$(wheel_libs)
+        echo "   LD_LIBRARY_PATH=$WL"
+        for m in global local self linked; do
+            case $m in
+            global | local) cmd=(build/clients/client_fwstub $m build/clients/libfwuser.so) ;;
+            self) cmd=(build/clients/client_fwstub self build/clients/libfwstub.so) ;;
+            linked) cmd=(build/clients/client_fwstub_linked) ;;
+            esac
+            rm -rf "$OUT/stubs_$m"
+            LD_LIBRARY_PATH=$WL "${cmd[@]}" > "$OUT/stubs_$m.plain" 2>/dev/null
+            rp=$?
+            LD_LIBRARY_PATH=$WL CONVGUARD_QUIET=1 CONVGUARD_DIR=$OUT/stubs_$m LD_PRELOAD=$SHIM "${cmd[@]}" \
+                > "$OUT/stubs_$m.shim" 2>/dev/null
+            rs=$?
+            grep -v 'maps: .*/libnvidia-ml.so.1$' "$OUT/stubs_$m.shim" > "$OUT/stubs_$m.shim.cmp"
+            if [ $rp = $rs ] && diff -q "$OUT/stubs_$m.plain" "$OUT/stubs_$m.shim.cmp" >/dev/null; then v=SAME; else v=DIFFERENT; fi
+            echo "-- $m: exit $rp without the shim, $rs with it; $(wc -l < "$OUT/stubs_$m.plain") lines of results and maps: $v"
+            [ $v = SAME ] || diff "$OUT/stubs_$m.plain" "$OUT/stubs_$m.shim" | head -10 | sed 's/^/   /'
+            $PY - "$OUT/stubs_$m" <<'PYEOF'
+import sys, glob, json
+for f in glob.glob(sys.argv[1] + "/*.jsonl"):
+    evs = [json.loads(l) for l in open(f) if l.strip()]
+    ex = [e for e in evs if e["ev"] == "exit"]
+    calls = ex[0]["calls"] if ex else {}
+    keys = ["cuInit", "cuGetProcAddress_v2", "cuMemAlloc_v2", "cudaMalloc", "cudaGetDriverEntryPoint",
+            "cudnnCreate", "cudnnConvolutionForward", "cudnnBackendCreateDescriptor", "cudnnBackendExecute"]
+    print("   calls: " + ", ".join("%s %s" % (k, calls.get(k, 0)) for k in keys))
+    for e in evs:
+        if e["ev"].endswith("_failed") or e["ev"] == "call_unbound":
+            print("   #%d %s %s -> %s%s" % (e["seq"], e["ev"], e.get("fn"), e.get("status_name", e.get("status")),
+                  (" route " + e["route"]) if e.get("route") else ""))
+PYEOF
+        done
+        echo "   the results (RTLD_GLOBAL, without the shim):"
+        grep -v '^maps:' "$OUT/stubs_global.plain" | sed 's/^/   | /'
         ;;
     *) echo "unknown section $s" ;;
     esac

@@ -25,7 +25,10 @@ $(BUILD)/unit/check_status: tests/unit/check_status.c shim/status.def | $(BUILD)
 $(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback.o $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
-UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback
+$(BUILD)/unit/test_nvversion: tests/unit/test_nvversion.c $(BUILD)/shim/nvversion.o | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $^
+
+UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback $(BUILD)/unit/test_nvversion
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
 UNIT_PROGS += $(BUILD)/unit/check_cudefs $(BUILD)/unit/check_status
 endif
