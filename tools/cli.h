@@ -144,6 +144,7 @@ void analysis_free(struct analysis *a);
 int analysis_problems(struct analysis *a);
 void print_text(struct analysis *a, FILE *out, bool verbose, bool all);
 json_t *analysis_json(struct analysis *a);
+void analysis_json_write(struct analysis *a, FILE *out); /* the same, streamed */
 int write_html(struct analysis *a, const char *path);
 
 int cmd_report(int argc, char **argv);

@@ -965,10 +965,10 @@ static json_t *procs_json(const struct procs *p)
     return j;
 }
 
-json_t *analysis_json(struct analysis *a)
+/* One element of "processes" */
+static json_t *process_json(struct analysis *a, size_t i)
 {
-    json_t *procs = json_array(), *finds = json_array();
-    for (size_t i = 0; i < a->s->n; i++) {
+    {
         struct trace *t = &a->s->t[i];
         struct proc_sum *p = &a->p[i];
         json_t *libs = json_array(), *fails = json_array();
@@ -989,15 +989,21 @@ json_t *analysis_json(struct analysis *a)
         json_t *ids = json_array();
         for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
             json_array_append_new(ids, json_string(a->f[k].r->id));
-        json_array_append_new(procs, json_pack(
+        return json_pack(
             "{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
             "file", t->file, "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
             "rank", int_or_null(t->rank), "ppid", int_or_null(t->ppid), "parent",
             t->parent >= 0 ? json_integer(t->parent) : json_null(), "argv", jget(t->start, "argv") ?: json_null(),
             "wall_time", t->wall, "exited", t->exit != NULL, "cudnn_version", int_or_null(p->cudnn_ver),
             "cudart_version", int_or_null(p->cudart_ver), "driver_version", int_or_null(p->driver_ver), "libs", libs,
-            "failures", fails, "rules", ids, "read", read_stats_json(t)));
+            "failures", fails, "rules", ids, "read", read_stats_json(t));
     }
+}
+
+/* Everything but "processes", in the order of the document */
+static json_t *rest_json(struct analysis *a)
+{
+    json_t *finds = json_array();
     /* findings: one per block (rule, cause, fix), a group's blocks together */
     json_t *groups = json_array();
     for (int g = 0; g < a->ngroups; g++) {
@@ -1036,10 +1042,57 @@ json_t *analysis_json(struct analysis *a)
         free(who);
     }
     /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
-    return json_pack("{s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:O, s:o}", "convguard_report", 1, "problems",
-                     analysis_problems(a), "processes", procs, "findings", finds, "groups", groups, "process_groups",
-                     pgroups, "first_failure", first_failure_json(a), "inconsistencies", a->incons, "unreadable",
+    return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o}", "findings", finds, "groups", groups, "process_groups", pgroups,
+                     "first_failure", first_failure_json(a), "inconsistencies", a->incons, "unreadable",
                      a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
+}
+
+json_t *analysis_json(struct analysis *a)
+{
+    json_t *procs = json_array();
+    for (size_t i = 0; i < a->s->n; i++)
+        json_array_append_new(procs, process_json(a, i));
+    json_t *j = json_pack("{s:i, s:i, s:o}", "convguard_report", 1, "problems", analysis_problems(a), "processes",
+                          procs);
+    json_t *rest = rest_json(a);
+    json_object_update(j, rest);
+    json_decref(rest);
+    return j;
+}
+
+/* `v` as JSON_INDENT(2) writes it `depth` levels down */
+static void dump_at(FILE *out, json_t *v, int depth)
+{
+    char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    for (const char *c = s ? s : "null"; *c; c++) {
+        fputc(*c, out);
+        if (*c == '\n')
+            fprintf(out, "%*s", 2 * depth, "");
+    }
+    free(s);
+}
+
+/* The same document as analysis_json, written as it is built: one process
+ * at a time, so that the output is never all in memory. */
+void analysis_json_write(struct analysis *a, FILE *out)
+{
+    fprintf(out, "{\n  \"convguard_report\": 1,\n  \"problems\": %d,\n  \"processes\": [", analysis_problems(a));
+    for (size_t i = 0; i < a->s->n; i++) {
+        json_t *p = process_json(a, i);
+        fputs(i ? ",\n    " : "\n    ", out);
+        dump_at(out, p, 2);
+        json_decref(p);
+    }
+    fputs(a->s->n ? "\n  ]" : "]", out);
+    json_t *rest = rest_json(a);
+    const char *k;
+    json_t *v;
+    json_object_foreach(rest, k, v) {
+        fprintf(out, ",\n  \"%s\": ", k);
+        dump_at(out, v, 1);
+    }
+    json_decref(rest);
+    fputs("\n}\n", out);
 }
 
 /* ---- the command */
@@ -1098,10 +1151,7 @@ int cmd_report(int argc, char **argv)
     trace_set_link(&s);
     struct analysis *a = analyse(&s);
     if (as_json) {
-        json_t *j = analysis_json(a);
-        json_dumpf(j, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-        json_decref(j);
+        analysis_json_write(a, stdout);
     } else {
         print_text(a, stdout, verbose, all);
     }
