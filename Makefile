@@ -29,10 +29,12 @@ $(BUILD)/shim/%.o: shim/%.S | $(BUILD)/shim
 $(BUILD)/shim:
 	mkdir -p $@
 
-# No -lunwind, no CUDA: the shim needs libc (and libdl on glibc < 2.34) only.
+# No -lunwind, no CUDA, no -ldl, no -lpthread: the shim needs libc.so.6 alone
+# on every glibc (real.c finds dlopen & co. itself; cg.h: cg_atfork), so that
+# before glibc 2.34 it adds no libpthread.so.0 to a program without one.
 $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 	$(CC) -shared $(LTO) -O2 -fPIC -fvisibility=hidden -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \
-	      -Wl,-z,now -Wl,-z,noexecstack -ldl -lpthread
+	      -Wl,-z,now -Wl,-z,noexecstack
 
 -include tools/tools.mk
 -include tests/tests.mk
@@ -44,11 +46,13 @@ include tests/unit/unit.mk
 -include tests/robust.mk
 -include tests/loader.mk
 -include bench/bench.mk
+-include packaging/packaging.mk
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/libconvguard.so $(DESTDIR)$(PREFIX)/lib/libconvguard.so
 	install -m 0755 $(BUILD)/convguard $(DESTDIR)$(PREFIX)/bin/convguard
+	install -m 0644 docs/convguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/convguard.1
 
 clean:
 	rm -rf $(BUILD)
@@ -56,7 +60,8 @@ clean:
 test: all $(TEST_DEPS)
 	tests/run.sh
 
-demo: all doubles clients
+# the NVML double: the report names the process holding the GPU's memory
+demo: all doubles clients $(CGT_NVML)
 	examples/demo.sh
 
 # Real TensorFlow with and without the shim (tests/tf/run.sh): TF_VENV=/path

@@ -15,3 +15,7 @@ $(BUILD)/bench/stubpath: bench/stubpath.c $(BUILD)/clients/libfwstub.so | $(BUIL
 .PHONY: bench
 bench: all $(BUILD)/bench/hotpath $(BUILD)/bench/load_cudnn $(BUILD)/bench/stubpath
 	bench/run.sh
+# stderr capture of `convguard run` (issue 20): 200 MB of stderr with and without it
+.PHONY: bench-capture
+bench-capture: all $(BUILD)/report/stderr_probe $(BUILD)/report/pty_run
+	bench/capture.sh

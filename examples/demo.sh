@@ -10,7 +10,7 @@
 # With a GPU (nvidia-smi works) it runs `convguard smoke` instead.
 set -u
 cd "$(dirname "$0")/.."
-B=$PWD/build
+B=${CG_BUILD:-$PWD/build}
 D=$B/doubles
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/convguard-demo.XXXXXX")
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -z "${CONVGUARD_DEMO_DOUBLES:-}" ]; then

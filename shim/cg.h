@@ -5,11 +5,15 @@
 #ifndef CONVGUARD_CG_H
 #define CONVGUARD_CG_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "cudefs.h"
 
@@ -18,6 +22,29 @@
 #define CG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define CG_UNPAREN(...) __VA_ARGS__
+/* The calling thread's id.  gettid() is glibc 2.30's; the system call works on
+ * every glibc (the portable build targets 2.17) and in a signal handler. */
+static inline pid_t cg_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+/* pthread_atfork without libpthread.so.0: before glibc 2.34 pthread_atfork,
+ * pthread_sigmask, pthread_mutex_trylock and the mutexattr calls live there,
+ * and a shim that needed it would add a library to a program that has none
+ * (on 2.34+ libpthread.so.0 is an empty stub).  libc's __register_atfork is
+ * what glibc's own pthread_atfork stub calls, on every version. */
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
+extern void *__dso_handle __attribute__((visibility("hidden")));
+static inline int cg_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    return __register_atfork(prepare, parent, child, __dso_handle);
+}
+/* ... and a use of those fails the build (-Werror), with the way round, on
+ * every glibc: the system's gcc build alone would not show it. */
+#define CG_LIBPTHREAD(alt) __attribute__((deprecated("libpthread.so.0's before glibc 2.34: " alt " (cg.h)")))
+int pthread_atfork(void (*)(void), void (*)(void), void (*)(void)) CG_LIBPTHREAD("cg_atfork()");
+int pthread_sigmask(int, const sigset_t *, sigset_t *) CG_LIBPTHREAD("sigprocmask()");
+int pthread_mutex_trylock(pthread_mutex_t *) CG_LIBPTHREAD("an atomic_flag");
+int pthread_mutexattr_init(pthread_mutexattr_t *) CG_LIBPTHREAD("a static initialiser");
+int pthread_mutexattr_settype(pthread_mutexattr_t *, int) CG_LIBPTHREAD("a static initialiser");
+pid_t gettid(void) __attribute__((deprecated("glibc 2.30's: cg_gettid() (cg.h)")));
 /* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
  * m re-initialised (shim.c), so that it never inherits it locked by a thread
  * that does not exist in the child, whatever the other threads were doing. */

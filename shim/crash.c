@@ -336,7 +336,9 @@ static void put_loading(struct cg_ev *e, const siginfo_t *si, int sig)
 static bool safe_read(uintptr_t addr, uintptr_t *out)
 {
     struct iovec local = {out, sizeof *out}, remote = {(void *)addr, sizeof *out};
-    return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == (long)sizeof *out;
+    /* longs: syscall() reads each argument as one, and the last goes on the
+     * stack, where an int 0 may leave the slot's upper half unset (clang) */
+    return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L) == (long)sizeof *out;
 }
 
 __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc, bool no_unwind)
@@ -428,7 +430,7 @@ static void send_again_default(int sig, siginfo_t *si)
     sigaction(sig, &dfl, NULL);
     /* The signal is blocked until this handler returns; it is then
      * delivered with the default action: same status, same core. */
-    pid_t pid = getpid(), tid = gettid();
+    pid_t pid = getpid(), tid = cg_gettid();
     if (!si || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, si) != 0)
         syscall(SYS_tgkill, pid, tid, sig);
 }
@@ -456,18 +458,18 @@ static void hand_on(int i, int sig, siginfo_t *si, void *uc)
     }
     /* its mask: the interrupted code's, plus its sa_mask, plus the signal
      * (as the kernel builds it; ours blocks more while the event is written) */
-    sigset_t mask, saved;
-    pthread_sigmask(SIG_BLOCK, NULL, &saved);
+    sigset_t mask, saved; /* sigprocmask: this thread's mask, as pthread_sigmask (see cg_atfork) */
+    sigprocmask(SIG_BLOCK, NULL, &saved);
     sigorset(&mask, uc ? &((ucontext_t *)uc)->uc_sigmask : &saved, &p.sa_mask);
     sigaddset(&mask, sig);
     if ((p.sa_flags & SA_NODEFER) && !sigismember(&p.sa_mask, sig))
         sigdelset(&mask, sig);
-    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     if (p.sa_flags & SA_SIGINFO)
         p.sa_sigaction(sig, si, uc);
     else
         p.sa_handler(sig);
-    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
 /* write_event, with a way back if it faults: once more without unwinding */

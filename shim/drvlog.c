@@ -258,7 +258,7 @@ static struct hold *hold_claim(void)
 {
     if (my_hold >= 0)
         return &holds[my_hold];
-    int tid = (int)gettid();
+    int tid = (int)cg_gettid();
     for (int i = 0; i < HOLDS; i++) {
         int expected = 0;
         if (atomic_compare_exchange_strong(&holds[i].owner, &expected, tid)) {

@@ -110,13 +110,25 @@ struct cg_counter cg_count[CG_NHOOKS];
         return cg_w_##name(cg_fn_, cg_caller_, CG_UNPAREN args);                                                       \
     }
 
+/* The version goes on the entry with gcc's symver attribute (gcc >= 10; it
+ * survives LTO); clang has no such attribute and takes the assembler's
+ * .symver instead (zig cc: the portable build of packaging/). */
+#if defined(__clang__)
+#define CG_SYMVER(fn, sym)
+#define CG_SYMVER_ASM(fn, sym) __asm__(".symver " #fn ", " sym);
+#else
+#define CG_SYMVER(fn, sym) __attribute__((symver(sym)))
+#define CG_SYMVER_ASM(fn, sym)
+#endif
+
 /* Versioned entries: cg_x_<slot>_<name>, exported as name@<version>. */
 #define CG_VENTRY(slot, tag, ver, fam, ret, name, params, args)                                               \
     CG_SLOW_LIB(slot, fam, ret, name, params, args, tag##_##name)                                              \
     static ret cg_d_##tag##_##name params CG_ENTRY_BODY(cg_real, slot, ret, name, args, cg_slow_##tag##_##name) \
     CG_SLOW_PLT(slot, fam, ret, name, params, args, tag##_##name)                                              \
-    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_ENTRY_BODY(cg_plt, slot, ret, name, args, cg_pslow_##tag##_##name)
+    __attribute__((visibility("default"))) CG_SYMVER(cg_x_##tag##_##name, #name "@" ver)                     \
+    ret cg_x_##tag##_##name params CG_ENTRY_BODY(cg_plt, slot, ret, name, args, cg_pslow_##tag##_##name)     \
+    CG_SYMVER_ASM(cg_x_##tag##_##name, #name "@" ver)
 
 #define CG_ENTRIES_CUDNN(ret, name, params, args)                                                             \
     CG_VENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args)                       \
@@ -158,8 +170,10 @@ struct cg_counter cg_count[CG_NHOOKS];
     static ret cg_d_##tag##_##name params                                                                      \
         CG_EXEC_BODY(cg_real, slot, ret, name, args, regs, stack, cg_slow_##tag##_##name)                      \
     CG_SLOW_PLT(slot, fam, ret, name, params, args, tag##_##name)                                              \
-    __attribute__((visibility("default"), symver(#name "@" ver))) ret cg_x_##tag##_##name params             \
-        CG_EXEC_BODY(cg_plt, slot, ret, name, args, regs, stack, cg_pslow_##tag##_##name)
+    __attribute__((visibility("default"))) CG_SYMVER(cg_x_##tag##_##name, #name "@" ver)                     \
+    ret cg_x_##tag##_##name params                                                                             \
+        CG_EXEC_BODY(cg_plt, slot, ret, name, args, regs, stack, cg_pslow_##tag##_##name)                      \
+    CG_SYMVER_ASM(cg_x_##tag##_##name, #name "@" ver)
 #define CG_XENTRIES_CUDNN(ret, name, params, args, regs, stack)                                               \
     CG_XVENTRY(CG_SLOT_CUDNN9, cudnn9, "libcudnn.so.9", CUDNN, ret, name, params, args, regs, stack)         \
     CG_XVENTRY(CG_SLOT_CUDNN8, cudnn8, "libcudnn.so.8", CUDNN, ret, name, params, args, regs, stack)

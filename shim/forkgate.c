@@ -96,7 +96,7 @@ void cg_fork_gate_init(void)
 {
     static atomic_bool done;
     if (!atomic_exchange(&done, true))
-        pthread_atfork(prepare, parent, child);
+        cg_atfork(prepare, parent, child);
 }
 
 unsigned cg_fork_gate_gave_up(void) { return atomic_load(&gave_up); }

@@ -41,18 +41,40 @@ static _Atomic uint64_t failures, failures_unwritten, untracked, unknown_frees, 
  * (all ones); device pointers and handles are positive.  Slot 0 is taken for
  * good at start (key RESERVED): hash(0) is 0, so a free of NULL can never find
  * an EMPTY slot's key equal to it at the first probe, and the hot paths need
- * no test for 0. */
+ * no test for 0.
+ *
+ * A free marks its slot (key + the table's mark) BEFORE the real call and
+ * empties it after.  Once the driver has the address back it may hand it out
+ * at once, to another thread, whose allocation goes to another slot (this one
+ * is taken); while this slot still said k, a free of that new block could
+ * match this slot instead of its own: it emptied this one and the new
+ * block's entry stayed for good (live too high), or this free's tombstone
+ * then erased a block that had taken the slot meanwhile (live too low).  A
+ * marked slot holds no key and is not free: no lookup matches it, no
+ * allocation takes it, the walk still counts its block (the driver frees it
+ * during the call).  A failed free takes the mark off (the block is still
+ * allocated).  The mark is a plain store, not a compare-and-swap: only the
+ * thread freeing a block changes its slot (a program frees a block once).
+ * Marks: device pointers are 256-byte aligned, so k + 3 is never one (and
+ * one `lea`); handles may be any value, but none reaches 2^62.  Neither mark
+ * makes TOMB free or EMPTY (a free of ~0 matches a tombstone). */
 #define TABLE_BITS 16
 #define TABLE_SIZE (1u << TABLE_BITS)
 #define PROBES 32
 #define EMPTY ((uintptr_t)0)
 #define TOMB (~(uintptr_t)0)
 #define RESERVED ((uintptr_t)1)
+#define PTR_MARK ((uintptr_t)3)
+#define HANDLE_MARK ((uintptr_t)1 << 62)
 struct slot {
     _Atomic uintptr_t key;
     _Atomic uint64_t size;
 };
 static struct slot ptr_table[TABLE_SIZE], handle_table[TABLE_SIZE];
+
+/* A constant in the entries: the cold paths take the table, not the mark,
+ * which the entry would keep in a saved register across the call. */
+static inline uintptr_t mark_of(const struct slot *t) { return t == handle_table ? HANDLE_MARK : PTR_MARK; }
 
 static inline bool slot_free(uintptr_t key) { return (intptr_t)key <= 0; }
 
@@ -68,12 +90,15 @@ __attribute__((constructor(101))) static void table_reserve(void)
     atomic_store_explicit(&handle_table[0].key, RESERVED, memory_order_relaxed);
 }
 
+/* NULL, a free slot's value and slot 0's are no block's key. */
+static inline bool key_ok(uintptr_t k) { return !slot_free(k) && k != RESERVED; }
+
 /* Claims a slot for k.  One compare-and-swap on the key (two threads may
  * want the same free slot); the size is written after it, by the owner.
  * The first probe is inline (it nearly always claims); the rest here. */
 static __attribute__((noinline)) bool table_put_more(struct slot *t, uintptr_t k, uint64_t size, uint32_t i)
 {
-    if (slot_free(k) || k == RESERVED)
+    if (!key_ok(k))
         return false;
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
@@ -88,16 +113,20 @@ static __attribute__((noinline)) bool table_put_more(struct slot *t, uintptr_t k
 
 static inline struct slot *slot_of(struct slot *t, uintptr_t k) { return &t[hash(k)]; }
 
-/* The slot that holds k, NULL when k is not in the table. */
-static struct slot *table_find(struct slot *t, uintptr_t k)
+/* A free of k: the slot that holds k, marked; NULL when k is not in the
+ * table.  A lookup stops at an EMPTY slot only (slots never become EMPTY
+ * again), so a tombstone or a marked slot before k's does not hide it. */
+static struct slot *table_take(struct slot *t, uintptr_t k)
 {
-    if (slot_free(k) || k == RESERVED)
+    if (!key_ok(k))
         return NULL;
     uint32_t i = hash(k);
     for (int n = 0; n < PROBES; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
         uintptr_t cur = atomic_load_explicit(&t[i].key, memory_order_relaxed);
-        if (cur == k)
+        if (cur == k) {
+            atomic_store_explicit(&t[i].key, k + mark_of(t), memory_order_relaxed);
             return &t[i];
+        }
         if (cur == EMPTY)
             return NULL;
     }
@@ -142,8 +171,8 @@ static inline __attribute__((always_inline)) void on_alloc(struct slot *t, uintp
     atomic_store_explicit(&s->size, size, memory_order_relaxed);
 }
 
-/* A successful free of the block in slot s: out of the table, and into the
- * largest block that left it. */
+/* A successful free of the block in slot s (marked): out of the table, and
+ * into the largest block that left it. */
 static inline __attribute__((always_inline)) void on_freed(struct slot *s)
 {
     uint64_t size = atomic_load_explicit(&s->size, memory_order_relaxed);
@@ -186,8 +215,13 @@ static uint64_t count_frees(void)
 /* What this process holds now, and the largest allocation that worked: every
  * block is either in the table (live) or has left it (largest_out).  A walk
  * over both tables, 2 x 65,536 slots (about 0.2 ms): only for an event.
- * Blocks that another thread allocates or frees meanwhile may or may not be
- * counted, as with any snapshot. */
+ * Exact when no other thread allocates or frees during the walk.  Otherwise
+ * a block allocated or freed meanwhile may or may not be counted, and a slot
+ * read between an allocation's key and its size (the size is written after
+ * the compare-and-swap that claims the slot) counts the previous block's
+ * size: off by at most those blocks (docs/trace-format.md, gpu_mem).  Making
+ * that exact too would cost the allocation two instructions (claim with a
+ * mark, write the size, then the key). */
 struct mem_now {
     uint64_t live, largest;
 };
@@ -204,7 +238,7 @@ static void mem_now(struct mem_now *m)
         const struct slot *tab = t ? handle_table : ptr_table;
         for (uint32_t i = 0; used[t] && i < TABLE_SIZE; i++) {
             uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_relaxed);
-            if (slot_free(k) || k == RESERVED)
+            if (slot_free(k) || k == RESERVED) /* a marked slot counts: freed when its call returns */
                 continue;
             uint64_t size = atomic_load_explicit(&tab[i].size, memory_order_relaxed);
             m->live += size;
@@ -476,21 +510,27 @@ static __attribute__((noinline, cold)) CUresult drv_alloc_failed(int hook, CUres
     return r;
 }
 
-/* A driver free failed: the block is still allocated and still in the table
- * (it leaves the table only after a successful free). */
-static __attribute__((noinline, cold)) CUresult drv_free_failed(int hook, CUresult r)
+/* A driver free failed: the block is still allocated and stays in the table
+ * (it leaves the table only after a successful free): its slot's mark is
+ * cleared, so that the next free of it finds it. */
+static __attribute__((noinline, cold)) CUresult drv_free_failed(int hook, const struct slot *t, struct slot *s,
+                                                                 CUresult r)
 {
+    if (s)
+        atomic_store_explicit(&s->key, atomic_load_explicit(&s->key, memory_order_relaxed) - mark_of(t),
+                              memory_order_relaxed);
     other_failed(hook, r, rt.depth != 0);
     return r;
 }
 
-/* A driver free whose block is not at its first probe: found in the whole
- * run before the call.  Unknown blocks (allocated before the shim wrapped
- * the function, or untracked) and NULL end here too. */
-static __attribute__((noinline, cold)) CUresult drv_free_done(int hook, struct slot *s, uintptr_t key, CUresult r)
+/* A driver free whose block is not at its first probe: found (and marked)
+ * in the whole run before the call.  Unknown blocks (allocated before the
+ * shim wrapped the function, or untracked) and NULL end here too. */
+static __attribute__((noinline, cold)) CUresult drv_free_done(int hook, const struct slot *t, struct slot *s,
+                                                               uintptr_t key, CUresult r)
 {
     if (r != CUDA_SUCCESS)
-        return drv_free_failed(hook, r);
+        return drv_free_failed(hook, t, s, r);
     if (s)
         on_freed(s);
     else if (key)
@@ -573,12 +613,14 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
 
 /* Driver level.  An allocation: the call, then on_alloc (the out pointer and
  * the size are what stays in registers across the call).  A free: the slot
- * is found before the call and emptied after it succeeds.  Not sooner: a
- * failed free leaves the block allocated.  Not by searching again: once the
- * driver has the address back it may hand it out at once, another thread's
- * allocation of it finds this slot still taken and goes to another slot, and
- * clearing this slot by its address leaves the new owner's entry alone.
- * The first probe inline; a block further on, or unknown, out of line. */
+ * is found and marked before the call (the mark, above: the driver may hand
+ * the address out again before the call returns) and emptied after it
+ * succeeds.  Not sooner: a failed free leaves the block allocated.  Not by
+ * searching again: another thread's allocation of the address finds this
+ * slot still taken and goes to another slot, and emptying this slot by its
+ * address leaves the new owner's entry alone.  The first probe inline (the
+ * pointer's mark: two instructions); a block further on, or unknown, out of
+ * line. */
 #define DRV_ALLOC(name, table, out, size, params, args)                                                          \
     inline __attribute__((always_inline)) CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)  \
     {                                                                                                            \
@@ -592,17 +634,22 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
 #define DRV_FREE(name, table, blk, params, args)                                                                 \
     static __attribute__((noinline, cold)) CUresult free_slow_##name(cg_t_##name real, CG_UNPAREN params)        \
     {                                                                                                            \
-        struct slot *s_ = table_find(table, (uintptr_t)(blk));                                                   \
-        return drv_free_done(CG_H_##name, s_, (uintptr_t)(blk), real args);                                      \
+        struct slot *s_ = table_take(table, (uintptr_t)(blk));                                                   \
+        return drv_free_done(CG_H_##name, table, s_, (uintptr_t)(blk), real args);                               \
+    }                                                                                                            \
+    static __attribute__((noinline, cold)) CUresult free_failed_##name(struct slot *s, CUresult r)               \
+    {                                                                                                            \
+        return drv_free_failed(CG_H_##name, table, s, r);                                                        \
     }                                                                                                            \
     inline __attribute__((always_inline)) CUresult cg_w_##name(cg_t_##name real, CG_CALLER, CG_UNPAREN params)  \
     {                                                                                                            \
         struct slot *s_ = slot_of(table, (uintptr_t)(blk));                                                      \
         if (CG_UNLIKELY(atomic_load_explicit(&s_->key, memory_order_relaxed) != (uintptr_t)(blk)))               \
             return free_slow_##name(real, CG_UNPAREN args);                                                      \
+        atomic_store_explicit(&s_->key, (uintptr_t)(blk) + mark_of(table), memory_order_relaxed);                \
         CUresult r = real args;                                                                                  \
         if (CG_UNLIKELY(r != CUDA_SUCCESS))                                                                      \
-            return drv_free_failed(CG_H_##name, r);                                                              \
+            return free_failed_##name(s_, r); /* the table a constant there, not kept across the call */       \
         on_freed(s_);                                                                                            \
         return CUDA_SUCCESS;                                                                                     \
     }

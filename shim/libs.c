@@ -678,14 +678,11 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
  * process; the child still gets the lock fresh, as every shim lock. */
 static void fork_child(void)
 {
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&lock, &a);
-    pthread_mutexattr_destroy(&a);
+    static const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP; /* no mutexattr: cg_atfork */
+    memcpy(&lock, &fresh, sizeof lock);
 }
 
-void cg_libs_init(void) { pthread_atfork(NULL, NULL, fork_child); }
+void cg_libs_init(void) { cg_atfork(NULL, NULL, fork_child); }
 
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {

@@ -454,8 +454,10 @@ static struct {
 } drv_idx[DRV_IDX_SIZE];
 static _Atomic uint32_t drv_idx_seq;  /* odd while being rebuilt */
 static _Atomic uint32_t drv_idx_from; /* cg_real_gen + 1 it was built from; 0: never built */
-static pthread_mutex_t drv_idx_lock = PTHREAD_MUTEX_INITIALIZER;
-CG_FORK_REINIT(drv_idx_lock);
+/* A flag, not pthread_mutex_trylock (libpthread's before glibc 2.34: see
+ * cg_atfork).  A child forked during a rebuild keeps it set, as it keeps an
+ * odd seq: its lookups take the walk. */
+static atomic_flag drv_idx_busy = ATOMIC_FLAG_INIT;
 
 static inline uint32_t drv_idx_slot(const void *p)
 {
@@ -465,7 +467,7 @@ static inline uint32_t drv_idx_slot(const void *p)
 /* Rebuilt by one thread at a time; a thread that finds the lock taken walks instead. */
 static void drv_idx_rebuild(void)
 {
-    if (pthread_mutex_trylock(&drv_idx_lock))
+    if (atomic_flag_test_and_set_explicit(&drv_idx_busy, memory_order_acquire))
         return;
     uint32_t gen = atomic_load(&cg_real_gen);
     uint32_t seq = atomic_load_explicit(&drv_idx_seq, memory_order_relaxed);
@@ -486,7 +488,7 @@ static void drv_idx_rebuild(void)
     }
     atomic_store(&drv_idx_from, gen + 1);
     atomic_store(&drv_idx_seq, seq + 2);
-    pthread_mutex_unlock(&drv_idx_lock);
+    atomic_flag_clear_explicit(&drv_idx_busy, memory_order_release);
 }
 
 /* The hook whose real function is fn; -1 when none; -2 when the index cannot answer now. */

@@ -408,7 +408,7 @@ void cg_shim_init(void)
     cg_crash_install();
     /* the file comes with the first event (a CUDA library mapped now is one) */
     cg_trace_open_lazily(lazy_open);
-    pthread_atfork(NULL, NULL, after_fork_child);
+    cg_atfork(NULL, NULL, after_fork_child);
     cg_loader_scan("(startup)");
     errno = saved;
 }

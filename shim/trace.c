@@ -189,7 +189,7 @@ void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
     t[n] = 0;
     cg_ev_raw(e, "t", t);
     cg_ev_i64(e, "pid", cg.pid);
-    cg_ev_i64(e, "tid", gettid());
+    cg_ev_i64(e, "tid", cg_gettid());
 }
 
 void cg_ev_strn(struct cg_ev *e, const char *k, const char *val, size_t n)

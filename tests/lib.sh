@@ -23,6 +23,10 @@ fail() { FAILED=$((FAILED + 1)); echo "  FAIL $TEST_NAME: $*"; }
 check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then pass "$d"; else fail "$d"; fi; }
 finish() { echo "$TEST_NAME: $PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }
 skip_all() { echo "$TEST_NAME: skipped ($*)"; exit 0; }
+# nobody_reads FILE: the user 'nobody' can open FILE (a checkout under /root,
+# mode 0700, keeps the shim from a process of another user)
+nobody_reads() { ! command -v setpriv >/dev/null ||
+    (cd / && setpriv --reuid=nobody --regid=nogroup --clear-groups test -r "$1") 2>/dev/null; }
 
 # run_shim DIR CMD... : runs CMD with the shim preloaded, traces into DIR
 run_shim() { local d=$1; shift; mkdir -p "$d"; CONVGUARD_DIR=$d LD_PRELOAD=$SHIM "$@"; }

@@ -105,10 +105,15 @@ check-sanitize:
 	$(SAN_ENV) tests/run.sh
 check-tsan:
 	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads \
-	    build-tsan/robust/prog_forkstress doubles
+	    build-tsan/robust/prog_forkstress build-tsan/clients/client_memroutes doubles
 	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
 	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    bash tests/preload/t_threads.sh
+# the pointer table (shim/gpumem.c) under 8 threads freeing and re-allocating the same addresses
+	for m in churn_mt churn_hot; do rm -rf build-tsan/churn && mkdir -p build-tsan/churn && \
+	    CGTEST_FREE_YIELD=1 CONVGUARD_DIR=build-tsan/churn TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
+	    LD_LIBRARY_PATH=build-tsan/doubles/cuda LD_PRELOAD=$(CURDIR)/build-tsan/libconvguard.so \
+	    build-tsan/clients/client_memroutes $$m || exit 1; done
 # the threads + fork client (issue 21): the forked children run no threads,
 # which TSan supports; fewer forks (TSan makes each slow)
 	mkdir -p build-tsan/doubles && cp -r $(BUILD)/doubles/. build-tsan/doubles/

@@ -151,11 +151,18 @@ int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+/* doctor.c: fn(arg) in a forked child, its JSON answer ({error} when it died);
+ * child_nvml: the driver and the GPUs with their memory holders, from NVML */
+typedef json_t *(*probe_fn)(const char *arg);
+json_t *probe(probe_fn fn, const char *arg);
+json_t *child_nvml(const char *unused);
 
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);
 /* runs argv with the shim preloaded; returns the exit status (128+sig) */
-struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; };
+struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; bool capture; /* relay.c */ };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
  * there are problems or `force`; returns the number of problems, -1 (and says

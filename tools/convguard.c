@@ -1,6 +1,7 @@
 /* convguard.c - the command: run a program under the shim, read its traces,
  * check the machine, or run a tiny convolution. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -17,10 +18,27 @@ static int usage(FILE *o, int rc)
                "  report [--json] [--html FILE] [-v] PATH...\n"
                "                  read traces (files, directories; many processes, ranks, hosts)\n"
                "  doctor [--json] every cuDNN / CUDA runtime / driver copy on this machine, and a verdict\n"
+               "  inspect [--json] [--html FILE] PID\n"
+               "                  the CUDA libraries a running process mapped, read from outside\n"
                "  smoke [--dir D] a tiny convolution through cuDNN, checked against the CPU\n"
+               "  shim-path       the libconvguard.so that run preloads, for launchers that set LD_PRELOAD\n"
                "  version\n"
-               "See docs/cli.md.\n");
+               "See convguard(1): man convguard.\n");
     return rc;
+}
+
+/* The path alone on stdout: LD_PRELOAD=$(convguard shim-path) */
+static int cmd_shim_path(void)
+{
+    char *shim = find_shim();
+    if (!shim) {
+        fprintf(stderr, "convguard: libconvguard.so is neither next to this program nor in ../lib "
+                        "(set CONVGUARD_SHIM=/path/to/libconvguard.so)\n");
+        return 1;
+    }
+    printf("%s\n", shim);
+    free(shim);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -34,8 +52,12 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (strcmp(c, "doctor") == 0)
         return cmd_doctor(argc - 1, argv + 1);
+    if (strcmp(c, "inspect") == 0)
+        return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(c, "smoke") == 0)
         return cmd_smoke(argc - 1, argv + 1);
+    if (strcmp(c, "shim-path") == 0)
+        return cmd_shim_path();
     if (strcmp(c, "version") == 0 || strcmp(c, "--version") == 0) {
         printf("convguard %s\n", CONVGUARD_VERSION);
         return 0;

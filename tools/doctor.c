@@ -23,9 +23,8 @@
 #include "cudefs.h"
 
 /* ---- probes: run fn in a child, which writes one JSON object to a pipe */
-typedef json_t *(*probe_fn)(const char *arg);
 
-static json_t *probe(probe_fn fn, const char *arg)
+json_t *probe(probe_fn fn, const char *arg)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -110,7 +109,7 @@ static json_t *child_version(const char *name)
 }
 
 /* In the child: the driver and the GPUs, through NVML. */
-static json_t *child_nvml(const char *unused)
+json_t *child_nvml(const char *unused)
 {
     (void)unused;
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);

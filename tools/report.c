@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "report.h"
 
 /* ---- patterns: "ev[:cond,cond]|ev2..." (syntax in rules.def) */
@@ -222,6 +223,9 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
     f->title = expand(r->title, vars, ev);
     f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
+    char *said = capture_symptom(&a->s->t[ti]); /* the program's own words, when captured */
+    if (said)
+        free(f->symptom), f->symptom = said;
     f->cause = expand(r->cause, vars, ev);
     f->fix = expand(r->fix, vars, ev);
     const char *seen = jstr(vars, "seen", NULL);
@@ -256,7 +260,7 @@ static void apply_rules(struct analysis *a, size_t ti)
         } else {
             for (size_t i = 0; i < json_array_size(t->events); i++) {
                 json_t *ev = json_array_get(t->events, i);
-                if (!pattern_match(ru->pattern, ev))
+                if (!rule_pattern_match(ru->pattern, ev, t->events))
                     continue;
                 json_t *v = json_object();
                 if (ru->match && !ru->match(a->s, ti, ev, v)) {
@@ -965,6 +969,24 @@ static json_t *procs_json(const struct procs *p)
     return j;
 }
 
+/* capture_json (capture.c) adds what was captured of stderr to a report
+ * document; here it is given one process at a time (a set of one) or the
+ * findings alone, as the document is written piece by piece. */
+static void add_capture_process(json_t *p, struct trace_set *s, size_t i)
+{
+    struct trace_set one = {.t = &s->t[i], .n = 1};
+    json_t *doc = json_pack("{s:[O]}", "processes", p);
+    capture_json(doc, &one);
+    json_decref(doc);
+}
+
+static void add_capture_findings(json_t *finds, struct trace_set *s)
+{
+    json_t *doc = json_pack("{s:[], s:O}", "processes", "findings", finds);
+    capture_json(doc, s);
+    json_decref(doc);
+}
+
 /* One element of "processes" */
 static json_t *process_json(struct analysis *a, size_t i)
 {
@@ -989,7 +1011,7 @@ static json_t *process_json(struct analysis *a, size_t i)
         json_t *ids = json_array();
         for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
             json_array_append_new(ids, json_string(a->f[k].r->id));
-        return json_pack(
+        json_t *j = json_pack(
             "{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
             "file", t->file, "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
             "rank", int_or_null(t->rank), "ppid", int_or_null(t->ppid), "parent",
@@ -997,6 +1019,8 @@ static json_t *process_json(struct analysis *a, size_t i)
             "wall_time", t->wall, "exited", t->exit != NULL, "cudnn_version", int_or_null(p->cudnn_ver),
             "cudart_version", int_or_null(p->cudart_ver), "driver_version", int_or_null(p->driver_ver), "libs", libs,
             "failures", fails, "rules", ids, "read", read_stats_json(t));
+        add_capture_process(j, a->s, i);
+        return j;
     }
 }
 
@@ -1042,6 +1066,7 @@ static json_t *rest_json(struct analysis *a)
         free(who);
     }
     /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
+    add_capture_findings(finds, a->s);
     return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o}", "findings", finds, "groups", groups, "process_groups", pgroups,
                      "first_failure", first_failure_json(a), "inconsistencies", a->incons, "unreadable",
                      a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
@@ -1149,6 +1174,7 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     trace_set_link(&s);
+    capture_attach(&s, argv + optind, argc - optind, 0);
     struct analysis *a = analyse(&s);
     if (as_json) {
         analysis_json_write(a, stdout);
@@ -1180,6 +1206,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
         return -1;
     }
     trace_set_link(&s);
+    capture_attach(&s, (char *[]){(char *)dir}, 1, since);
     struct analysis *a = analyse(&s);
     int problems = analysis_problems(a);
     if (problems || force)

@@ -82,4 +82,9 @@ MATCH(m_ptxas);
 /* rules_versions.c */
 MATCH(m_shadowed);
 MATCH(m_parts_split);
+/* rules_unused.c */
+MATCH(m_gpu_not_used);
+/* rules_capture.c: what the program printed (convguard run's stderr capture) */
+MATCH(m_pool_exhausted);
+MATCH(m_cudnn_older_than_build);
 #endif

@@ -3,6 +3,7 @@
  * The shim is found next to this binary (build/) or in ../lib (the installed
  * layout), so no path has to be configured.  Settings travel as the
  * CONVGUARD_* variables the shim reads. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "cli.h"
 
 char *find_shim(void)
@@ -79,6 +81,26 @@ static void set_mb(const char *name, long long mb)
     }
 }
 
+/* A trace file written since the launch (the shim creates one only for a
+ * process that touched a CUDA library). */
+static bool traced_since(const char *dir, double since)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool found = false;
+    while (d && !found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        struct stat st;
+        char *p = xasprintf("%s/%s", dir, e->d_name);
+        found = n > 6 && strcmp(e->d_name + n - 6, ".jsonl") == 0 && stat(p, &st) == 0 &&
+                (double)st.st_mtime >= (double)(long long)since;
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 /* dir must exist; returns the program's status, 128+signal, or 127 when it
  * could not be started. */
 int run_traced(const struct run_opts *o, char **argv, double *started)
@@ -96,14 +118,28 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     sa.sa_sigaction = forward;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
+    struct relay rl;
+    relay_setup(&rl, o->capture);
+    /* Blocked until the handlers are in place: a signal sent to convguard just
+     * after the fork (the program already running) waits and is passed on,
+     * instead of killing convguard and leaving the program behind. */
+    sigset_t fwd, mask;
+    sigemptyset(&fwd);
+    for (size_t i = 0; i < 4; i++)
+        sigaddset(&fwd, sigs[i]);
+    sigprocmask(SIG_BLOCK, &fwd, &mask);
     *started = now_wall();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         perror("convguard: fork");
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        relay_free(&rl);
         return 127;
     }
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        relay_child(&rl);
         setenv("LD_PRELOAD", pre, 1);
         setenv("CONVGUARD_DIR", o->dir, 1);
         if (o->fallback)
@@ -119,15 +155,18 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     child_pid = pid;
     for (size_t i = 0; i < 4; i++)
         sigaction(sigs[i], &sa, &saved[i]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    int st = relay_wait(&rl, pid); /* passes stderr through while it waits */
     child_pid = 0;
     for (size_t i = 0; i < 4; i++)
         sigaction(sigs[i], &saved[i], NULL);
     free(pre);
     free(shim);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
+    if (traced_since(o->dir, *started)) /* no trace of this run: its output has nothing to explain */
+        free(relay_save(&rl, o->dir, pid, *started, now_wall(), rc));
+    relay_free(&rl);
+    return rc;
 }
 
 static bool parse_mb(const char *s, long long *out)
@@ -143,8 +182,11 @@ static bool parse_mb(const char *s, long long *out)
 
 static int usage(FILE *o, int rc)
 {
-    fprintf(o, "usage: convguard run [--fallback] [--dir D] [--workspace-limit MB] [--reserve MB] [--quiet] -- CMD [ARG...]\n"
+    fprintf(o, "usage: convguard run [--fallback] [--dir D] [--workspace-limit MB] [--reserve MB] [--quiet] [--no-capture]\n"
+               "                     -- CMD [ARG...]\n"
                "  runs CMD with libconvguard.so preloaded; traces go to D (default $CONVGUARD_DIR or ./convguard-logs).\n"
+               "  CMD's stderr passes through unchanged; its last 256 KiB are kept in D/<host>-<pid>.stderr for the\n"
+               "  report to quote (--no-capture: not kept).\n"
                "  Prints the report of this run's traces when CMD fails or a trace shows a problem.\n"
                "  Exit status: CMD's (128+signal when it was killed).\n");
     return rc;
@@ -155,8 +197,9 @@ int cmd_run(int argc, char **argv)
     static const struct option longopts[] = {
         {"fallback", no_argument, 0, 'f'}, {"dir", required_argument, 0, 'd'},
         {"workspace-limit", required_argument, 0, 'w'}, {"reserve", required_argument, 0, 'r'},
-        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1};
+        {"quiet", no_argument, 0, 'q'}, {"no-capture", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+fd:w:r:qh", longopts, NULL)) != -1) {
@@ -164,6 +207,7 @@ int cmd_run(int argc, char **argv)
         case 'f': o.fallback = true; break;
         case 'd': o.dir = optarg; break;
         case 'q': o.quiet = true; break;
+        case 'n': o.capture = false; break;
         case 'w':
         case 'r':
             if (!parse_mb(optarg, c == 'w' ? &o.ws_mb : &o.reserve_mb)) {

@@ -25,6 +25,12 @@ $(BUILD)/report:
 $(BUILD)/report/cuda_client: tests/report/cuda_client.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/report/cuda_client
+# the terminal and the program of tests/report/t_capture_run.sh (and bench/capture.sh)
+$(BUILD)/report/pty_run: tests/report/pty_run.c | $(BUILD)/report
+	$(CC) $(CFLAGS) -o $@ $<
+$(BUILD)/report/stderr_probe: tests/report/stderr_probe.c | $(BUILD)/report
+	$(CC) $(CFLAGS) -o $@ $< -ldl
+TEST_DEPS += $(BUILD)/report/pty_run $(BUILD)/report/stderr_probe
 
 # `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
 .PHONY: accuracy

@@ -119,13 +119,14 @@ static void add_name(const char *n, size_t len)
     }
 }
 
-/* the event names of "ev[:cond,...]|ev2..." */
+/* the event names of "ev[:cond,...]|ev2...", clauses joined by & (a ! before one: none of those) */
 static void add_pattern_names(const char *pattern)
 {
-    for (const char *alt = pattern; alt && *alt;) {
-        add_name(alt, strcspn(alt, ":|"));
-        alt = strchr(alt, '|');
-        alt = alt ? alt + 1 : NULL;
+    for (const char *c = pattern; c && *c;) {
+        c += *c == '!';
+        add_name(c, strcspn(c, ":|&"));
+        c += strcspn(c, "|&");
+        c = *c ? c + 1 : NULL;
     }
 }
 

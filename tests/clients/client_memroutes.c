@@ -15,6 +15,12 @@
  *                            allocated by one thread is freed by another,
  *                            and its address handed out again at once; prints
  *                            the bytes the driver says are still allocated
+ *   client_memroutes churn_hot the same with a ring of 16 blocks of one size
+ *                            and 100000 iterations per thread: every freed
+ *                            address is the next one handed out, and the
+ *                            blocks of one address follow each other across
+ *                            threads as fast as they can.  Both: a free that
+ *                            fails is tried again; prints the failures
  *   client_memroutes pool    as XLA starts (entry points): preallocates
  *                            CG_POOL_FRACTION (default 0.75) of the total
  *                            memory cuMemGetInfo_v2 reports, backing off by
@@ -158,36 +164,44 @@ static int churn(struct drv *d)
  * whichever thread took it, and refilled, so blocks cross threads and the
  * double's malloc hands freed addresses out again at once. */
 #define MT_THREADS 8
-#define MT_ITERS 20000
-#define MT_RING 1024
+#define MT_RING_MAX 1024
 static struct drv *mt_d;
 static CUcontext mt_ctx;
-static _Atomic CUdeviceptr mt_ring[MT_RING];
+static _Atomic CUdeviceptr mt_ring[MT_RING_MAX];
 static _Atomic int mt_bad;
+static unsigned mt_iters, mt_ring_len, mt_sizes; /* sizes: 1..mt_sizes pages */
+
+/* A free that fails (CGTEST_FREE_FAIL) leaves the block allocated: tried
+ * again, as a program that keeps the block would (a few times at most). */
+static void mt_free(CUdeviceptr p)
+{
+    for (int tries = 0; tries < 100 && mt_d->free(p); tries++)
+        mt_bad++;
+}
 
 static void *churn_thread(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg * 2654435761u + 1;
     mt_d->set_cur(mt_ctx); /* the current context is per thread */
-    for (unsigned i = 0; i < MT_ITERS; i++) {
+    for (unsigned i = 0; i < mt_iters; i++) {
         seed = seed * 1103515245u + 12345u;
-        unsigned k = (seed >> 8) % MT_RING;
+        unsigned k = (seed >> 8) % mt_ring_len;
         CUdeviceptr old = atomic_exchange(&mt_ring[k], 0);
-        if (old && mt_d->free(old))
-            mt_bad++;
+        if (old)
+            mt_free(old);
         CUdeviceptr p = 0;
-        if (mt_d->alloc(&p, (size_t)(seed % 7 + 1) * 4096)) {
+        if (mt_d->alloc(&p, (size_t)(seed % mt_sizes + 1) * 4096)) {
             mt_bad++;
             continue;
         }
         old = atomic_exchange(&mt_ring[k], p);
-        if (old && mt_d->free(old))
-            mt_bad++;
+        if (old)
+            mt_free(old);
     }
     return NULL;
 }
 
-static int churn_mt(struct drv *d)
+static int churn_mt(struct drv *d, const char *name, unsigned iters, unsigned ring, unsigned sizes)
 {
     CUcontext c = NULL;
     d->init(0);
@@ -195,6 +209,7 @@ static int churn_mt(struct drv *d)
     d->set_cur(c);
     mt_d = d;
     mt_ctx = c;
+    mt_iters = iters, mt_ring_len = ring, mt_sizes = sizes;
     pthread_t t[MT_THREADS];
     for (uintptr_t i = 0; i < MT_THREADS; i++)
         pthread_create(&t[i], NULL, churn_thread, (void *)i);
@@ -202,9 +217,9 @@ static int churn_mt(struct drv *d)
         pthread_join(t[i], NULL);
     size_t fr = 0, tot = 0, blocks = 0;
     CUresult r = d->info(&fr, &tot);
-    for (int k = 0; k < MT_RING; k++)
+    for (unsigned k = 0; k < ring; k++)
         blocks += mt_ring[k] != 0;
-    printf("churn_mt: %d failures, info %d, %zu blocks of %zu bytes still allocated\n", (int)mt_bad, r, blocks,
+    printf("%s: %d failures, info %d, %zu blocks of %zu bytes still allocated\n", name, (int)mt_bad, r, blocks,
            tot - fr);
     return 0;
 }
@@ -250,7 +265,8 @@ int main(int argc, char **argv)
     if (!lib)
         return 1;
     struct drv d;
-    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn") || !strcmp(mode, "churn_mt")) {
+    if (!strcmp(mode, "dlsym") || !strcmp(mode, "churn") || !strcmp(mode, "churn_mt") ||
+        !strcmp(mode, "churn_hot")) {
         *(void **)&d.init = dlsym(lib, "cuInit");
         *(void **)&d.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
         *(void **)&d.set_cur = dlsym(lib, "cuCtxSetCurrent");
@@ -274,11 +290,12 @@ int main(int argc, char **argv)
             printf("cuGetProcAddress_v2(%s) = %d status %d\n", names[i], r, st);
         }
     } else {
-        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn|churn_mt|pool\n");
+        fprintf(stderr, "usage: client_memroutes plt|dlsym|entry|churn|churn_mt|churn_hot|pool\n");
         return 2;
     }
     return !strcmp(mode, "churn")      ? churn(&d)
-           : !strcmp(mode, "churn_mt") ? churn_mt(&d)
+           : !strcmp(mode, "churn_mt") ? churn_mt(&d, mode, 20000, 1024, 7)
+           : !strcmp(mode, "churn_hot") ? churn_mt(&d, mode, 100000, 16, 1)
            : !strcmp(mode, "pool")     ? pool(&d)
                                        : driver(&d);
 }

@@ -50,6 +50,7 @@
  * dlsym(handle, name) returns, and calls between its own functions never
  * go through a PLT, even when a preloaded library defines the same names. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -322,9 +323,11 @@ static CUresult mem_free(void *p)
     struct blk **pp, *b;
 
     static int failed;
-    static _Atomic int fail_limit = -1; /* racing first readers store the same value */
-    if (atomic_load_explicit(&fail_limit, memory_order_relaxed) < 0) /* read once: frees are in the benchmarks' baseline */
+    static _Atomic int fail_limit = -1, yield = -1; /* racing first readers store the same value */
+    if (atomic_load_explicit(&fail_limit, memory_order_relaxed) < 0) { /* read once: frees are in the benchmarks' baseline */
+        atomic_store_explicit(&yield, (int)cgtest_env_num("CGTEST_FREE_YIELD", 0), memory_order_relaxed);
         atomic_store_explicit(&fail_limit, (int)cgtest_env_num("CGTEST_FREE_FAIL", 0), memory_order_relaxed);
+    }
     if (!p)
         return CUDA_SUCCESS;
     pthread_mutex_lock(&mem_lock);
@@ -345,6 +348,12 @@ static CUresult mem_free(void *p)
         return CUDA_ERROR_INVALID_VALUE;
     free(b->p);
     free(b);
+    /* CGTEST_FREE_YIELD=1: the CPU given up once the address can be handed
+     * out again, as a driver that still has work to do after releasing it
+     * (the shim's pointer-table tests: another thread's allocation and free
+     * of the same address run before this free returns) */
+    if (atomic_load_explicit(&yield, memory_order_relaxed) > 0)
+        sched_yield();
     return CUDA_SUCCESS;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] ...    (default: loader resource graph)
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] ...
+#   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
 cd "$(dirname "$0")/../.."
@@ -646,6 +647,55 @@ for f in glob.glob(sys.argv[1] + "/*.jsonl"):
           json.dumps(ex[0]["calls"]) if ex else "-", json.dumps(ex[0]["fails"]) if ex else "-"))
 PYEOF
         ;;
+    capture)
+        # convguard run keeps the program's stderr (issue 20): a PyTorch and a JAX failure must be
+        # reported in their own words, the exception line exactly as Python printed it.
+        echo "== capture: PyTorch and JAX failures under convguard run, quoted in their own words"
+        cap_case() { # name env... -- python args: runs under convguard run, prints what the report quotes
+            local name=$1; shift
+            local envs=()
+            while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+            shift
+            rm -rf "$OUT/cap_$name"
+            env "${envs[@]}" timeout 600 build/convguard run --dir "$OUT/cap_$name" -- $PY "$@" > "$OUT/cap_$name.out" 2> "$OUT/cap_$name.err"
+            local rc=$?
+            build/convguard report --json "$OUT/cap_$name" > "$OUT/cap_$name.json" 2>/dev/null
+            # the program's own last error line, as it printed it (a glog line from its source location on)
+            local own
+            own=$(grep -v '^convguard' "$OUT/cap_$name.err" | grep -E '^[A-Za-z_.]+(Error|Exception): ' | tail -1)
+            echo "-- cap_$name: exit status $rc; capture $(ls "$OUT/cap_$name"/*.stderr 2>/dev/null | head -1)"
+            echo "   the program's last exception line: ${own:-(none)}"
+            $PY - "$OUT/cap_$name.json" "$own" "$name" <<'PYEOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    r = {"findings": [], "processes": []}
+own, name = sys.argv[2][:200], sys.argv[3]
+for f in r.get("findings", []):
+    print("   [%s] you see (%s): %s" % (f["rule"], f.get("you_see_source"), f["symptom"][:400]))
+seen = set()
+for p in r.get("processes", []):
+    for l in (p.get("captured") or {}).get("lines", []):
+        if l["text"] not in seen:
+            seen.add(l["text"])
+            print("   captured line (%s%s): %s" % (l["pattern"], ", quoted" if l.get("quoted") else "", l["text"][:300]))
+ok = own and any(f.get("you_see_source") == "stderr" and own in f["symptom"] for f in r.get("findings", []))
+print("PASS cap_%s: the report quotes the program's own words" % name if ok else
+      "FAIL cap_%s: the report does not quote the program's last exception line" % name)
+PYEOF
+            sed '/^convguard report/,$d' "$OUT/cap_$name.err" | grep -v '^convguard' | tail -3 | cut -c1-300 | sed 's/^/   | /'
+        }
+        cap_case torch_oom -- tests/gpu/capture_fail.py torch_oom
+        cap_case jax_oom -- tests/gpu/capture_fail.py jax_oom
+        cap_case jax_conv XLA_PYTHON_CLIENT_MEM_FRACTION=.999 -- tests/gpu/capture_fail.py jax_conv
+        $PY tests/gpu/hog.py "${CAP_LEAVE_MIB:-300}" 900 > "$OUT/cap_hog.log" 2>&1 &
+        HOG=$!
+        for _ in $(seq 1 120); do grep -q '^hog' "$OUT/cap_hog.log" 2>/dev/null && break; sleep 1; done
+        echo "   $(cat "$OUT/cap_hog.log")"
+        cap_case torch_conv_hog -- tests/gpu/capture_fail.py torch_conv
+        kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
+        ;;
     driverlog)
         # The CUDA driver's own error log (issue 19, shim/drvlog.c, codeimage.c): code built for
         # sm_80 only (static and shared cudart; lazy and eager loading) and PTX of a newer ISA loaded
@@ -754,6 +804,50 @@ PYEOF
         done
         echo "   the results (RTLD_GLOBAL, without the shim):"
         grep -v '^maps:' "$OUT/stubs_global.plain" | sed 's/^/   | /'
+        ;;
+    inspect)
+        # convguard inspect (issue 18) on a PyTorch training while it trains, after it was made to fail
+        # (an allocation of more than the GPU has, caught; the process lives on), and on JAX: what it
+        # printed, its JSON, and its time.
+        echo "== inspect: convguard inspect of running PyTorch / JAX processes"
+        insp() { # name pid
+            local t0=$(date +%s%N)
+            build/convguard inspect "$2" > "$OUT/inspect_$1.txt" 2>&1; local rc=$?
+            local t1=$(date +%s%N)
+            build/convguard inspect --json "$2" > "$OUT/inspect_$1.json" 2>/dev/null
+            echo "   $1 (pid $2): exit $rc, $(( (t1 - t0) / 1000000 )) ms"
+            sed 's/^/   | /' "$OUT/inspect_$1.txt"
+        }
+        rm -f "$OUT/insp_ready" "$OUT/insp_failed"
+        $PY - "$OUT" > "$OUT/inspect_torch.log" 2>&1 <<'PYEOF' &
+import os, sys, time, torch
+out = sys.argv[1]
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3), torch.nn.ReLU(), torch.nn.Conv2d(64, 64, 3)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+x = torch.randn(64, 3, 128, 128, device="cuda")
+t_end = time.time() + 25
+while time.time() < t_end:
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+    if not os.path.exists(out + "/insp_ready"): open(out + "/insp_ready", "w").close()
+try:
+    torch.empty(1 << 50, dtype=torch.uint8, device="cuda")
+except RuntimeError as e:
+    print("failed as asked:", str(e)[:200])
+open(out + "/insp_failed", "w").close()
+time.sleep(30)
+PYEOF
+        TP=$!
+        for _ in $(seq 300); do [ -e "$OUT/insp_ready" ] && break; sleep 0.2; done
+        sleep 3
+        insp torch_training $TP
+        for _ in $(seq 300); do [ -e "$OUT/insp_failed" ] && break; sleep 0.2; done
+        insp torch_after_failure $TP
+        kill $TP 2>/dev/null
+        $PY -c 'import jax, jax.numpy as jnp, time; x = jnp.ones((1024, 1024)); (x @ x).block_until_ready(); print("ready", flush=True); time.sleep(30)' > "$OUT/inspect_jax.log" 2>&1 &
+        JP=$!
+        for _ in $(seq 300); do grep -q ready "$OUT/inspect_jax.log" 2>/dev/null && break; sleep 0.2; done
+        insp jax $JP
+        kill $JP 2>/dev/null
         ;;
     *) echo "unknown section $s" ;;
     esac

@@ -103,7 +103,7 @@ check "exec, not for workspace (algo 7 unsupported): no retry, no fallback event
     (map(select(.ev=="fallback")) | length == 0) and (map(select(.ev=="conv_exec_failed")) | length == 1)'
 
 # 5. the TensorFlow-like example, healthy, with CONVGUARD_FALLBACK=1: nothing to rescue, nothing changes
-EX=$ROOT/build/examples/conv_tflike
+EX=$BUILD_DIR/examples/conv_tflike
 if [ -x "$EX" ]; then
     L="LD_LIBRARY_PATH=$DOUBLES/cudnn9:$DOUBLES/cudart:$DOUBLES/cuda:$DOUBLES/nvml CG_CONV_SHAPE=2,4,8,8,4,3,3"
     env $L "$EX" >"$WORK/tf.plain" 2>/dev/null

@@ -4,7 +4,7 @@
 # fallback and completes with it, with the unconstrained run's results.
 source "$(dirname "$0")/../lib.sh"
 D=$DOUBLES
-EX=$ROOT/build/examples/conv_tflike
+EX=$BUILD_DIR/examples/conv_tflike
 [ -x "$EX" ] || skip_all "examples not built"
 unset LD_LIBRARY_PATH
 export CONVGUARD_QUIET=1

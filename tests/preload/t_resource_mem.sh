@@ -93,14 +93,27 @@ check "churn: live bytes at exit are exactly what is still allocated, nothing un
       and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
 # the table when blocks cross threads and freed addresses come back at once
 # (the interleaving differs from run to run: compared with what the driver says)
-mkdir -p "$WORK/churn_mt"
-CONVGUARD_DIR="$WORK/churn_mt" LD_PRELOAD="$SHIM" "$C" churn_mt >"$WORK/churn_mt.shim" 2>&1
-read -r blocks left < <(sed -n 's/^churn_mt: 0 failures, info 0, \([0-9]*\) blocks of \([0-9]*\) bytes still allocated$/\1 \2/p' "$WORK/churn_mt.shim")
-check "churn_mt: the client ran clean under the shim, blocks left allocated" test "${blocks:-0}" -gt 500
-T=$(trace_of "$WORK/churn_mt")
-check "churn_mt: live at exit is what the driver says is allocated; every free matched" jqt "$T" '
-    .[-1].gpu_mem | .live == '"${left:-0}"' and .allocs == 160000 and .frees == 160000 - '"${blocks:-0}"'
-      and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
+mt() { # NAME MODE ALLOCS FAILURES [VAR=VALUE...]: one run of a threaded churn, checked
+    local name=$1 mode=$2 allocs=$3 nfail=$4 blocks left
+    shift 4
+    mkdir -p "$WORK/$name"
+    env "$@" CONVGUARD_DIR="$WORK/$name" LD_PRELOAD="$SHIM" "$C" "$mode" >"$WORK/$name.shim" 2>&1
+    read -r blocks left < <(sed -n "s/^$mode: $nfail failures, info 0, \([0-9]*\) blocks of \([0-9]*\) bytes still allocated\$/\1 \2/p" "$WORK/$name.shim")
+    check "$name: the client ran under the shim ($nfail failed frees), blocks left allocated" test "${blocks:-0}" -gt 0
+    T=$(trace_of "$WORK/$name")
+    check "$name: live at exit is what the driver says is allocated; every free matched" jqt "$T" '
+        .[-1].gpu_mem | .live == '"${left:-0}"' and .allocs == '"$allocs"' and .frees == '"$allocs"' - '"${blocks:-0}"'
+          and .untracked == 0 and .unknown_frees == 0 and .alloc_failures == 0'
+}
+mt churn_mt churn_mt 160000 0
+# The same address freed by one thread and allocated and freed again by others
+# before that first free has returned: the double gives up the CPU once it has
+# the address back (CGTEST_FREE_YIELD).  Before a free marked its slot before
+# the real call, every run of these found the wrong slot hundreds of times.
+mt churn_mt_yield churn_mt 160000 0 CGTEST_FREE_YIELD=1
+mt churn_hot churn_hot 800000 0 CGTEST_FREE_YIELD=1
+# frees that fail meanwhile (their slot's mark taken off again: the retry finds it)
+mt churn_hot_fail churn_hot 800000 50 CGTEST_FREE_YIELD=1 CGTEST_FREE_FAIL=50
 # examples/gpu_hog (the "other process" of tests/gpu/run.sh) on the doubles' 1 GiB GPU
 out=$(LD_LIBRARY_PATH=$DOUBLES/cudart:$DOUBLES/cuda "$BUILD_DIR/examples/gpu_hog" 100 0)
 check "gpu_hog: holds all but 100 MiB through cudaMalloc" \

@@ -8,7 +8,7 @@ C=$BUILD_DIR/report/cuda_client
 [ -x "$P" ] && [ -x "$C" ] || skip_all "test programs missing (make test builds them)"
 # a stand-in libcudart.so.13: a run that loads a CUDA library and fails nowhere
 mkdir -p "$WORK/fake"
-cp "$(ldconfig -p | sed -n 's/.*libm\.so\.6 (libc6,x86-64) => //p' | head -1)" "$WORK/fake/libcudart.so.13"
+cp "$(ldconfig -p | sed -n 's/.*libm\.so\.6 (libc6,x86-64[^)]*) => //p' | head -1)" "$WORK/fake/libcudart.so.13" # (older ldconfig adds ", OS ABI: …")
 
 out=$("$CG" run --dir "$WORK/a" -- "$C" load "$WORK/fake" 2>"$WORK/err")
 check "exit 0 and the program's output" test $? = 0 -a "$out" = loaded

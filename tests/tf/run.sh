@@ -25,8 +25,10 @@ ROOT=$PWD
 TF_VERSION=${TF_VERSION:-2.21.0}
 VENV=${TF_VENV:-$ROOT/build/tfvenv}
 PY=$VENV/bin/python
+# CONVGUARD_BIN=…/bin/convguard: another command (the wheel's: make test-tf-wheel), with its shim
+CLI=${CONVGUARD_BIN:-$ROOT/build/convguard}
+[ -n "${CONVGUARD_BIN:-}" ] && [ -z "${SHIM:-}" ] && SHIM=$("$CLI" shim-path)
 SHIM=${SHIM:-$ROOT/build/libconvguard.so} # SHIM=other/libconvguard.so: compare another build
-CLI=$ROOT/build/convguard
 [ -e "$SHIM" ] && [ -x "$CLI" ] && [ -e "$ROOT/build/doubles/cuda/libcuda.so.1" ] || { echo "test-tf: run make first"; exit 2; }
 
 has_tf() { "$PY" -c "import tensorflow as t, sys; sys.exit(t.__version__ != '$TF_VERSION')" >/dev/null 2>&1; }
@@ -110,5 +112,8 @@ if tr -s ' \n' '  ' < "$d/report" | grep -q 'failed call to cuInit: .*UNKNOWN ER
 else
     bad "nodriver: the report does not quote TensorFlow 2.21's \"failed call to cuInit: ... UNKNOWN ERROR (303)\""
 fi
+# under `convguard run`: the report quotes the cuInit line TensorFlow printed, from its captured stderr (issue 20)
+TF_VENV=$VENV bash tests/report/t_capture_tf.sh && ok "convguard run: tests/report/t_capture_tf.sh" ||
+    bad "convguard run: tests/report/t_capture_tf.sh"
 echo "test-tf: $PASSED passed, $FAILED failed"
 [ $FAILED = 0 ]

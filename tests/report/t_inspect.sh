@@ -1,0 +1,121 @@
+# t_inspect.sh - `convguard inspect PID` on live processes: one that mapped
+# the real cuDNN (its version read from the files, nothing run in it), one
+# with cuDNN parts of two versions (the real dispatcher and the test double's
+# graph part), one with two copies of the real libcudnn.so.9, one with no CUDA
+# library, and each bad PID: the words, the JSON fields and the exit codes
+# (0 ok, 1 problems, 2 usage, 3 not a pid, 4 no such process, 5 permission,
+# 6 no CUDA library).
+source "$(dirname "$0")/../lib.sh"
+CG=$BUILD_DIR/convguard
+REAL=${CG_REAL_CUDA_LIB:-/usr/local/cuda/lib}
+PY=$(command -v python3) || skip_all "no python3"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WORK"' EXIT
+# live PYCODE...: a python3 that runs the code, then sleeps; waits until it is ready
+live() {
+    rm -f "$WORK/ready"
+    "$PY" -c "$1
+open('$WORK/ready', 'w').close()
+import time; time.sleep(60)" &
+    PIDS+=($!)
+    LIVE=$!
+    for _ in $(seq 100); do [ -e "$WORK/ready" ] && return 0; sleep 0.05; done
+    return 1
+}
+rc_of() { "$@" >/dev/null 2>&1; echo $?; }
+
+# 1. no CUDA library at all
+live "import json"
+out=$("$CG" inspect $LIVE 2>"$WORK/err"); rc=$?
+check "no CUDA: exit status 6" test $rc = 6
+check "no CUDA: stderr says so" grep -q "process $LIVE has no CUDA library mapped" "$WORK/err"
+check "no CUDA: the text says none are mapped" grep -q "CUDA libraries mapped now: none" <<<"$out"
+check "no CUDA: the shim is said not to be preloaded" grep -q "convguard: not preloaded" <<<"$out"
+"$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
+check "no CUDA: JSON libraries empty, exit_status 6, pid" jq -e ".libraries == [] and .exit_status == 6 and .pid == $LIVE" "$WORK/j"
+check "no CUDA: GPU memory unknown here (no NVML), with the reason" jq -e '.gpu_memory.known == false and (.gpu_memory.why | test("libnvidia-ml"))' "$WORK/j"
+
+# 2. bad PIDs
+check "not a number: exit 3" test "$(rc_of "$CG" inspect abc)" = 3
+check "not a number: the message names it" bash -c "'$CG' inspect 12x 2>&1 | grep -q \"'12x' is not a process id\""
+check "zero: exit 3" test "$(rc_of "$CG" inspect 0)" = 3
+check "negative: exit 3" test "$(rc_of "$CG" inspect -- -5)" = 3
+check "no PID: usage, exit 2" test "$(rc_of "$CG" inspect)" = 2
+"$PY" -c 'pass' & gone=$!; wait $gone
+check "a process that exited: exit 4" test "$(rc_of "$CG" inspect $gone)" = 4
+check "a process that exited: the message" bash -c "'$CG' inspect $gone 2>&1 | grep -q 'no process $gone'"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    cp "$CG" "$WORK/cg" && chmod 755 "$WORK" "$WORK/cg"
+    out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$WORK/cg" inspect $LIVE 2>&1); rc=$?
+    check "another user's process: exit 5" test $rc = 5
+    check "another user's process: the message says whose and what to do" grep -q "belongs to another user (uid 0).*sudo" <<<"$out"
+elif [ -r /proc/1/status ] && ! [ -r /proc/1/environ ]; then
+    check "another user's process (pid 1): exit 5" test "$(rc_of "$CG" inspect 1)" = 5
+else
+    echo "  (cannot make another user's process here: permission check skipped)"
+fi
+
+[ -e "$REAL/libcudnn.so.9" ] && [ -e "$REAL/libcudnn_graph.so.9" ] ||
+    { echo "  (no real cuDNN 9 in $REAL: live cuDNN checks skipped)"; finish; exit $?; }
+
+# 3. the real cuDNN, loaded by its bare name as programs do
+export LD_LIBRARY_PATH=$REAL
+live "import ctypes; ctypes.CDLL('libcudnn.so.9'); ctypes.CDLL('libcudart.so.13')"
+unset LD_LIBRARY_PATH
+real_dir=$(dirname "$(readlink -f "$REAL/libcudnn.so.9")")
+out=$("$CG" inspect $LIVE 2>&1); rc=$?
+check "real cuDNN: exit 0 (no problem)" test $rc = 0
+check "real cuDNN: libcudnn.so.9 9.19.0 and its folder" grep -qE "cuDNN +libcudnn.so.9 +9\.19\.0.* in $real_dir" <<<"$out"
+check "real cuDNN: the CUDA runtime 13.0 listed" grep -qE "CUDA runtime +libcudart.so.13 +13\.0" <<<"$out"
+check "real cuDNN: LD_LIBRARY_PATH of the process shown" grep -q "LD_LIBRARY_PATH=\"$REAL\"" <<<"$out"
+"$CG" inspect --json $LIVE >"$WORK/j"
+check "real cuDNN JSON: version 91900, file, dir, a version source" jq -e --arg d "$real_dir" 'any(.libraries[]; .file == "libcudnn.so.9" and .version == 91900 and .dir == $d and .kind == "cudnn" and (.version_source | IN("data", "file_name", "wheel", "folder")))' "$WORK/j"
+check "real cuDNN JSON: problems 0, findings [], env, argv" jq -e '.problems == 0 and .findings == [] and .env.LD_LIBRARY_PATH != null and (.argv | length) == 3' "$WORK/j"
+check "real cuDNN: nothing ran in it (it mapped no part that cudnnGetVersion would load)" bash -c "! grep -q libcudnn_graph /proc/$LIVE/maps"
+# the HTML page of the snapshot
+check "real cuDNN: --html writes a page" bash -c "'$CG' inspect --html '$WORK/p.html' $LIVE >/dev/null && grep -q '<html' '$WORK/p.html'"
+
+# 4. parts of two versions: the real dispatcher (9.19.0) and a graph part
+#    whose file is named 9.1.0 (the test double, under its real name)
+if [ -e "$DOUBLES/cudnn9/libcudnn_graph.so.9" ]; then
+    mkdir -p "$WORK/old" && cp "$DOUBLES/cudnn9/libcudnn_graph.so.9" "$WORK/old/libcudnn_graph.so.9.1.0"
+    ln -s libcudnn_graph.so.9.1.0 "$WORK/old/libcudnn_graph.so.9"
+    live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9'); ctypes.CDLL('$WORK/old/libcudnn_graph.so.9')"
+    out=$("$CG" inspect $LIVE 2>&1); rc=$?
+    check "two versions: exit 1 (a problem)" test $rc = 1
+    check "two versions: the part's own version from its file name, in its folder" grep -qE "libcudnn_graph.so.9.1.0 +9\.1\.0 \(its file name\) +in $WORK/old" <<<"$out"
+    check "two versions: the report's rule says two installs are mixed" grep -q "two cuDNN installs are mixed in one process" <<<"$out"
+    flat=$(tr -s ' \n' '  ' <<<"$out")
+    check "two versions: the cause names both versions" grep -qF "(9.19.0) took its part $WORK/old/libcudnn_graph.so.9.1.0 (9.1.0)" <<<"$flat"
+    "$CG" inspect --json $LIVE >"$WORK/j"
+    check "two versions JSON: rule cudnn_sublib_mismatch, problems 1" jq -e '.problems == 1 and [.findings[].rule] == ["cudnn_sublib_mismatch"]' "$WORK/j"
+else
+    fail "two versions: the test doubles are not built (make doubles)"
+fi
+
+# 5. two copies of the real libcudnn.so.9
+mkdir -p "$WORK/copy" && cp "$REAL/libcudnn.so.9" "$WORK/copy/"
+live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9'); ctypes.CDLL('$WORK/copy/libcudnn.so.9')"
+"$CG" inspect --json $LIVE >"$WORK/j"; rc=$?
+check "two copies: exit 1" test $rc = 1
+check "two copies: rule cudnn_multiple_copies naming both files" jq -e --arg c "$WORK/copy/libcudnn.so.9" 'any(.findings[]; .rule == "cudnn_multiple_copies" and (.cause | contains($c)))' "$WORK/j"
+
+# 6. preloaded shim: where its trace is
+mkdir -p "$WORK/logs"
+export CONVGUARD_DIR=$WORK/logs LD_PRELOAD=$SHIM LD_LIBRARY_PATH=$REAL CONVGUARD_QUIET=1
+live "import ctypes; ctypes.CDLL('libcudnn.so.9')"
+unset CONVGUARD_DIR LD_PRELOAD LD_LIBRARY_PATH CONVGUARD_QUIET
+"$CG" inspect --json $LIVE >"$WORK/j"
+[ -n "${CG_DEBUG:-}" ] && jq .convguard "$WORK/j" && ls -la "$WORK/logs"
+check "shim: preloaded, its trace file found in CONVGUARD_DIR" jq -e --arg d "$WORK/logs" --arg tail "-$LIVE.jsonl" '.convguard.preloaded and .convguard.trace_dir == $d and (.convguard.trace | startswith($d + "/") and endswith($tail))' "$WORK/j"
+check "shim: the trace named exists and is this process's" bash -c "f=\$(jq -r .convguard.trace '$WORK/j'); [ -e \"\$f\" ] && head -1 \"\$f\" | jq -e '.pid == $LIVE'"
+check "shim: the text says where the trace is" grep -qF "its trace: $WORK/logs/" <<<"$("$CG" inspect $LIVE | tr -s ' \n' '  ')"
+
+# 7. a framework that mapped CUDA libraries but not the driver (PyTorch-like names)
+mkdir -p "$WORK/sp/torch/lib" && cp "$REAL/libcudart.so.13" "$WORK/sp/torch/lib/" 
+cc -shared -fPIC -o "$WORK/sp/torch/lib/libtorch_cuda.so" -x c - <<<'int torch_cuda_marker;' 2>/dev/null
+live "import ctypes; ctypes.CDLL('$WORK/sp/torch/lib/libcudart.so.13'); ctypes.CDLL('$WORK/sp/torch/lib/libtorch_cuda.so')"
+"$CG" inspect --json $LIVE >"$WORK/j"
+check "framework without driver: PyTorch, CUDA build" jq -e 'any(.frameworks[]; .name == "torch" and .build == "cuda")' "$WORK/j"
+check "framework without driver: rule gpu_not_used" jq -e '[.findings[].rule] == ["gpu_not_used"] and .exit_status == 1' "$WORK/j"
+finish

@@ -1,0 +1,639 @@
+/* capture.c - reading back what `convguard run` kept of a program's stderr
+ * (relay.c writes it; format in docs/trace-format.md, "Captured stderr").
+ *
+ * Each traced process is tied to the capture of the run it belongs to (its
+ * ancestry, else its host and time, else its rank), and to the stream of its
+ * own rank when the output carried rank prefixes.  Of that stream only two
+ * kinds of lines are ever used: lines holding a text of patterns.def (the
+ * frameworks' and CUDA's own error texts) and the final exception line of
+ * the last Python traceback.  They become `output` events of the process, so
+ * that rules can use them as evidence beside the trace, and the report's "you
+ * see" quotes them instead of a rule's template. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "capture.h"
+
+struct pattern { const char *id, *kind, *framework, *text; };
+static const struct pattern patterns[] = {
+#define PATTERN(id, kind, framework, text) {#id, kind, framework, text},
+#include "patterns.def"
+#undef PATTERN
+};
+#define N_PATTERNS (sizeof patterns / sizeof patterns[0])
+
+#define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
+#define MAX_QUOTE 300         /* characters of one quoted line */
+#define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
+
+/* ---- rank prefixes */
+size_t rank_prefix(const char *s, size_t len, char *kind, long *num)
+{
+    *kind = 0, *num = -1;
+    if (len > 3 && s[0] == '[') {
+        size_t w = 1;
+        while (w < len && w < 40 && (isalpha((unsigned char)s[w]) || s[w] == '_' || s[w] == '-'))
+            w++;
+        size_t d = w;
+        while (d < len && d - w < 7 && isdigit((unsigned char)s[d]))
+            d++;
+        if (d == w || d + 1 >= len || s[d] != ']' || s[d + 1] != ':')
+            return 0;
+        bool rank = w == 1 || (w == 5 && strncmp(s + 1, "rank", 4) == 0);
+        *kind = rank ? 'r' : 'l';
+        *num = strtol(s + w, NULL, 10);
+        size_t p = d + 2;
+        /* PyTorch's "[rank3]: " puts a space before each line it relays */
+        if (w == 5 && p < len && s[p] == ' ')
+            p++;
+        return p;
+    }
+    size_t j = 0;
+    while (j < len && j < 8 && s[j] == ' ')
+        j++;
+    size_t d = j;
+    while (d < len && d - j < 7 && isdigit((unsigned char)s[d]))
+        d++;
+    if (d > j && d + 1 < len && s[d] == ':' && s[d + 1] == ' ') {
+        *kind = 's';
+        *num = strtol(s + j, NULL, 10);
+        return d + 2;
+    }
+    return 0;
+}
+
+/* ---- capture files */
+struct section {
+    const char *name;  /* "tail", "rank 3", "local rank 0" */
+    char kind;         /* 0 tail, 'r' global rank, 'l' local rank */
+    long rank;
+    size_t off, len;   /* in the data after the header */
+    const char *data;  /* once read (capture_data) */
+    json_t *events;    /* its output_capture + output events, worked out once */
+};
+
+struct capture {
+    char *path;
+    json_t *hdr;
+    char *buf;
+    struct section *sec;
+    size_t nsec;
+    const char *host;
+    long long pid, child;
+    double start, end;
+    size_t data_at, data_len; /* where the sections begin, their total size */
+};
+
+struct captures { struct capture *c; size_t n; };
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* The header and the sections' sizes; the bytes are read only for a capture
+ * some process turns out to belong to (a folder of many runs stays cheap). */
+static int capture_read(const char *path, struct capture *c)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t hl = -1;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= (off_t)MAX_FILE)
+        hl = getline(&line, &cap, f);
+    fclose(f);
+    json_error_t err;
+    c->hdr = hl > 1 && hl < (1 << 16) && line[hl - 1] == '\n' ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
+    free(line);
+    if (!json_is_object(c->hdr) || jint(c->hdr, "convguard_capture", 0) != 1) {
+        json_decref(c->hdr);
+        return -1;
+    }
+    c->path = xstrdup(path);
+    c->host = jstr(c->hdr, "host", "?");
+    c->pid = jint(c->hdr, "pid", -1);
+    c->child = jint(c->hdr, "child", -1);
+    c->start = jnum(c->hdr, "start", 0);
+    c->end = jnum(c->hdr, "end", 0);
+    c->data_at = (size_t)hl;
+    size_t left = (size_t)st.st_size - (size_t)hl, off = 0;
+    json_t *secs = jget(c->hdr, "sections");
+    c->sec = calloc(json_array_size(secs) + 1, sizeof *c->sec);
+    for (size_t i = 0; i < json_array_size(secs); i++) {
+        json_t *j = json_array_get(secs, i);
+        long long len = jint(j, "bytes", -1);
+        if (len < 0 || (unsigned long long)len > left - off)
+            break; /* cut short: keep what is whole */
+        struct section *s = &c->sec[c->nsec++];
+        s->name = jstr(j, "name", "?");
+        s->rank = (long)jint(j, "rank", -1);
+        s->kind = strcmp(s->name, "tail") == 0 ? 0 : strncmp(s->name, "local rank", 10) == 0 ? 'l' : 'r';
+        s->off = off;
+        s->len = (size_t)len;
+        off += (size_t)len;
+    }
+    c->data_len = off;
+    return 0;
+}
+
+/* The sections' bytes; false when the file changed under us. */
+static bool capture_data(struct capture *c)
+{
+    if (c->buf)
+        return true;
+    FILE *f = fopen(c->path, "rb");
+    c->buf = malloc(c->data_len + 1);
+    bool ok = f && c->buf && fseek(f, (long)c->data_at, SEEK_SET) == 0 && fread(c->buf, 1, c->data_len, f) == c->data_len;
+    if (f)
+        fclose(f);
+    if (!ok) {
+        free(c->buf);
+        c->buf = NULL;
+        c->nsec = 0;
+        return false;
+    }
+    for (size_t k = 0; k < c->nsec; k++)
+        c->sec[k].data = c->buf + c->sec[k].off;
+    return true;
+}
+
+static void captures_add(struct captures *cs, const char *path)
+{
+    char *real = realpath(path, NULL);
+    for (size_t i = 0; real && i < cs->n; i++)
+        if (strcmp(cs->c[i].path, real) == 0) {
+            free(real);
+            return;
+        }
+    struct capture c;
+    if (real && capture_read(real, &c) == 0) {
+        cs->c = realloc(cs->c, (cs->n + 1) * sizeof *cs->c);
+        cs->c[cs->n++] = c;
+    }
+    free(real);
+}
+
+static void captures_in_dir(struct captures *cs, const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4)
+            captures_in_dir(cs, p, depth + 1);
+        else if (ends_with(e->d_name, ".stderr") && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            captures_add(cs, p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void captures_free_items(struct captures *cs)
+{
+    for (size_t i = 0; i < cs->n; i++) {
+        for (size_t k = 0; k < cs->c[i].nsec; k++)
+            json_decref(cs->c[i].sec[k].events);
+        free(cs->c[i].path), free(cs->c[i].buf), free(cs->c[i].sec);
+        json_decref(cs->c[i].hdr);
+    }
+}
+
+static void captures_free(struct captures *cs)
+{
+    captures_free_items(cs);
+    free(cs->c);
+}
+
+/* ---- which capture, which stream */
+static bool in_window(struct capture *c, double wall)
+{
+    return wall <= 0 || (wall >= c->start - 2 && (c->end <= 0 || wall <= c->end + 2));
+}
+
+/* The run a process belongs to: its oldest traced ancestor is the program
+ * `convguard run` started (or its parent is). */
+static struct capture *capture_of(struct trace_set *s, size_t ti, struct captures *cs)
+{
+    struct trace *t = &s->t[ti];
+    size_t root = ti;
+    for (int k = 0; k < 64 && s->t[root].parent >= 0; k++)
+        root = (size_t)s->t[root].parent;
+    struct trace *r = &s->t[root];
+    struct capture *only = NULL;
+    int window = 0;
+    for (size_t i = 0; i < cs->n; i++) {
+        struct capture *c = &cs->c[i];
+        if (strcmp(c->host, t->host) != 0 || !in_window(c, t->wall))
+            continue;
+        if (r->pid == c->child || r->ppid == c->child || (c->pid > 0 && r->ppid == c->pid))
+            return c;
+        window++, only = c;
+    }
+    if (window == 1)
+        return only; /* a daemon or an untraced step between: the only run on this host then */
+    /* another host: a launcher here relayed this rank's prefixed lines */
+    for (size_t i = 0; i < cs->n && t->rank >= 0; i++)
+        for (size_t k = 0; k < cs->c[i].nsec; k++)
+            if (cs->c[i].sec[k].kind == 'r' && cs->c[i].sec[k].rank == t->rank && in_window(&cs->c[i], t->wall))
+                return &cs->c[i];
+    return NULL;
+}
+
+static struct section *stream_of(struct trace *t, struct capture *c)
+{
+    long local = -1;
+    const char *lr = jstr(t->start, "env.LOCAL_RANK", NULL);
+    if (lr && *lr && strspn(lr, "0123456789") == strlen(lr))
+        local = strtol(lr, NULL, 10);
+    for (size_t k = 0; k < c->nsec; k++)
+        if (c->sec[k].kind == 'r' && t->rank >= 0 && c->sec[k].rank == t->rank)
+            return &c->sec[k];
+    for (size_t k = 0; k < c->nsec; k++)
+        if (c->sec[k].kind == 'l' && local >= 0 && c->sec[k].rank == local)
+            return &c->sec[k];
+    return c->nsec ? &c->sec[0] : NULL;
+}
+
+/* ---- lines */
+struct line { char *raw; };  /* prefix and colours taken off, valid UTF-8 */
+
+/* UTF-8 as jansson needs it: anything else becomes '?'; ANSI escapes go. */
+static char *clean(const char *p, size_t n)
+{
+    struct sbuf b = {0};
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == 0x1b) { /* ESC [ ... final byte, or ESC + one */
+            i++;
+            if (i < n && p[i] == '[') {
+                i++;
+                while (i < n && !((unsigned char)p[i] >= 0x40 && (unsigned char)p[i] <= 0x7e))
+                    i++;
+            }
+            i++;
+            continue;
+        }
+        size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = k > 0 && i + k <= n && !(k == 2 && c < 0xc2);
+        for (size_t j = 1; ok && j < k; j++)
+            ok = ((unsigned char)p[i + j] & 0xc0) == 0x80;
+        if (ok && k == 1 && (c < 0x20 && c != '\t'))
+            ok = false;
+        if (ok)
+            sb_addn(&b, p + i, k);
+        else
+            sb_add(&b, "?");
+        i += ok ? k : 1;
+    }
+    return sb_take(&b);
+}
+
+static struct line *split_lines(const char *d, size_t n, size_t *nl)
+{
+    struct line *v = NULL;
+    size_t k = 0, cap = 0;
+    for (size_t off = 0; off < n;) {
+        size_t len = 0;
+        while (off + len < n && d[off + len] != '\n' && d[off + len] != '\r')
+            len++;
+        char kind;
+        long num;
+        size_t pre = rank_prefix(d + off, len, &kind, &num);
+        if (len > pre) {
+            if (k == cap)
+                v = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof *v);
+            v[k++].raw = clean(d + off + pre, len - pre > 4096 ? 4096 : len - pre);
+        }
+        off += len + 1;
+    }
+    *nl = k;
+    return v;
+}
+
+/* glog's "E0000 00:00:1796166831.068002   11218 " and TensorFlow's older
+ * "2023-01-07 08:24:25.870501: E " carry nothing the user searches for. */
+static const char *skip_stamp(const char *s)
+{
+    const char *p = s;
+    if (strchr("IWEF", p[0]) && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[4]) && p[5] == ' ') {
+        p += 6;
+        while (*p && (isdigit((unsigned char)*p) || *p == ':' || *p == '.'))
+            p++;
+        while (*p == ' ')
+            p++;
+        while (isdigit((unsigned char)*p))
+            p++;
+        return *p == ' ' ? p + 1 : s;
+    }
+    if (isdigit((unsigned char)p[0]) && p[4] == '-' && p[7] == '-' && p[10] == ' ') {
+        const char *c = strstr(p, ": ");
+        if (c && c - p < 32 && strchr("IWEF", c[2]) && c[3] == ' ')
+            return c + 4;
+    }
+    return s;
+}
+
+static char *quote_text(const char *raw)
+{
+    const char *p = skip_stamp(raw);
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = strlen(p);
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    if (n > MAX_QUOTE) {
+        size_t cut = MAX_QUOTE;
+        while (cut > 0 && ((unsigned char)p[cut] & 0xc0) == 0x80)
+            cut--;
+        return xasprintf("%.*s...", (int)cut, p);
+    }
+    return xasprintf("%.*s", (int)n, p);
+}
+
+/* Case is ignored by comparing lower-case copies with strstr, which is much
+ * faster than strcasestr (a 256 KiB tail: 28 ms -> a few). */
+static const struct pattern *pattern_of(const char *line)
+{
+    static char *lower[N_PATTERNS];
+    if (!lower[0])
+        for (size_t i = 0; i < N_PATTERNS; i++) {
+            lower[i] = xstrdup(patterns[i].text);
+            for (char *c = lower[i]; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+        }
+    char buf[4200];
+    size_t n = 0;
+    for (; line[n] && n < sizeof buf - 1; n++)
+        buf[n] = (char)tolower((unsigned char)line[n]);
+    buf[n] = 0;
+    for (size_t i = 0; i < N_PATTERNS; i++)
+        if (strstr(buf, lower[i]))
+            return &patterns[i];
+    return NULL;
+}
+
+/* The exception line of the last traceback: the first line after "Traceback
+ * (most recent call last):" that is not indented.  torchrun's own
+ * ChildFailedError only says a worker failed: then the one before it. */
+static long exception_line(struct line *v, size_t n)
+{
+    long found = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(v[i].raw, "Traceback (most recent call last):", 34) != 0)
+            continue;
+        for (size_t j = i + 1; j < n && j < i + 4000; j++) {
+            const char *l = v[j].raw;
+            if (!*l || l[0] == ' ' || l[0] == '\t')
+                continue;
+            if (strncmp(l, "Traceback (", 11) == 0)
+                break;
+            if (!strstr(l, "ChildFailedError") || found < 0)
+                found = (long)j;
+            break;
+        }
+    }
+    return found;
+}
+
+/* ---- output events */
+static json_t *section_events(struct capture *c, struct section *sec)
+{
+    if (sec->events)
+        return sec->events;
+    size_t n = 0;
+    struct line *v = split_lines(sec->data, sec->len, &n);
+    long ex = exception_line(v, n);
+    long keep[MAX_OUTPUT_EVENTS];
+    const struct pattern *kp[MAX_OUTPUT_EVENTS];
+    char *kq[MAX_OUTPUT_EVENTS];
+    size_t nk = 0;
+    /* the last distinct quotable lines, newest first */
+    for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
+        const struct pattern *p = pattern_of(v[i].raw);
+        if (i != ex && !p)
+            continue;
+        char *q = quote_text(v[i].raw);
+        bool dup = false;
+        for (size_t k = 0; k < nk && !dup; k++)
+            dup = strcmp(kq[k], q) == 0;
+        if (dup && i != ex) {
+            free(q);
+            continue;
+        }
+        keep[nk] = i, kp[nk] = p, kq[nk++] = q;
+    }
+    json_t *evs = json_array();
+    json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file",
+                                         c->path, "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
+                                         (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
+                                         ex >= 0, "child", (json_int_t)c->child));
+    for (size_t k = nk; k-- > 0;) {
+        const struct pattern *p = kp[k];
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
+                              p ? p->id : "exception", "kind", p ? p->kind : "exception", "framework",
+                              p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
+                              sec->name, "exception", keep[k] == ex);
+        free(kq[k]);
+        if (e)
+            json_array_append_new(evs, e);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(v[i].raw);
+    free(v);
+    return sec->events = evs;
+}
+
+static void attach_one(struct trace *t, struct capture *c, struct section *sec)
+{
+    json_t *evs = section_events(c, sec);
+    for (size_t i = 0; i < json_array_size(evs); i++)
+        json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
+}
+
+void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
+{
+    struct captures cs = {0};
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            captures_in_dir(&cs, paths[i], 0);
+        } else if (ends_with(paths[i], ".stderr")) {
+            captures_add(&cs, paths[i]);
+        } else {
+            char d[4096];
+            captures_in_dir(&cs, dir_name(paths[i], d, sizeof d), 4);
+        }
+    }
+    size_t keep = 0; /* an older run's capture in the same folder is not this run's */
+    for (size_t i = 0; i < cs.n; i++) {
+        if (since > 0 && cs.c[i].start < since - 1) {
+            struct captures one = {&cs.c[i], 1};
+            captures_free_items(&one);
+        } else {
+            cs.c[keep++] = cs.c[i];
+        }
+    }
+    cs.n = keep;
+    for (size_t ti = 0; ti < s->n && cs.n; ti++) {
+        struct capture *c = capture_of(s, ti, &cs);
+        struct section *sec = c && capture_data(c) ? stream_of(&s->t[ti], c) : NULL;
+        if (sec && json_is_array(s->t[ti].events))
+            attach_one(&s->t[ti], c, sec);
+    }
+    captures_free(&cs);
+}
+
+/* ---- what the report shows */
+static json_t *marker_of(struct trace *t)
+{
+    for (size_t i = json_array_size(t->events); i-- > 0;)
+        if (strcmp(jstr(json_array_get(t->events, i), "ev", ""), "output_capture") == 0)
+            return json_array_get(t->events, i);
+    return NULL;
+}
+
+/* The lines "you see" quotes: the exception line and up to three quotable
+ * lines before it (the framework's log near the failure); without an
+ * exception, the last three.  Returns a new array of output events. */
+static json_t *quoted(struct trace *t)
+{
+    json_t *out = json_array(), *all = json_array();
+    json_t *ex = NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (strcmp(jstr(e, "ev", ""), "output") != 0)
+            continue;
+        json_array_append(all, e);
+        if (jtrue(e, "exception"))
+            ex = e;
+    }
+    size_t n = json_array_size(all);
+    bool *pick = calloc(n + 1, sizeof *pick);
+    int took = 0;
+    for (int pass = 0; pass < 2 && took == 0; pass++) /* pass 1: the known texts all came after it */
+        for (size_t i = n; i-- > 0 && took < 3;) {
+            json_t *e = json_array_get(all, i);
+            if (e == ex || (pass == 0 && ex && jint(e, "line", 0) > jint(ex, "line", 0)))
+                continue;
+            pick[i] = true, took++;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (pick[i] || json_array_get(all, i) == ex)
+            json_array_append(out, json_array_get(all, i));
+    free(pick);
+    json_decref(all);
+    return out;
+}
+
+char *capture_symptom(struct trace *t)
+{
+    json_t *m = marker_of(t);
+    if (!m)
+        return NULL;
+    json_t *q = quoted(t);
+    struct sbuf b = {0};
+    for (size_t i = 0; i < json_array_size(q); i++)
+        sb_printf(&b, "%s\"%s\"", i ? "; " : "", jstr(json_array_get(q, i), "text", ""));
+    if (!b.len)
+        sb_printf(&b, "no error text of a framework or of CUDA on stderr (%lld bytes were captured)",
+                  jint(m, "bytes", 0));
+    const char *stream = jstr(m, "stream", "tail");
+    if (strcmp(stream, "tail") != 0 && json_array_size(q))
+        sb_printf(&b, " (%s)", stream);
+    json_decref(q);
+    return sb_take(&b);
+}
+
+void capture_json(json_t *report, struct trace_set *s)
+{
+    json_t *procs = jget(report, "processes"), *finds = jget(report, "findings");
+    for (size_t i = 0; i < json_array_size(procs) && i < s->n; i++) {
+        struct trace *t = &s->t[i];
+        json_t *m = marker_of(t);
+        json_t *c = json_null();
+        if (m) {
+            json_t *lines = json_array(), *q = quoted(t);
+            for (size_t k = 0; k < json_array_size(t->events); k++) {
+                json_t *e = json_array_get(t->events, k);
+                if (strcmp(jstr(e, "ev", ""), "output") == 0)
+                    json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:b, s:b}", "text", jstr(e, "text", ""),
+                                                           "pattern", jstr(e, "pattern", ""), "kind",
+                                                           jstr(e, "kind", ""), "exception", jtrue(e, "exception"),
+                                                           "quoted", 0));
+            }
+            for (size_t k = 0; k < json_array_size(lines); k++)
+                for (size_t j = 0; j < json_array_size(q); j++)
+                    if (strcmp(jstr(json_array_get(lines, k), "text", ""), jstr(json_array_get(q, j), "text", "")) == 0)
+                        json_object_set_new(json_array_get(lines, k), "quoted", json_true());
+            json_decref(q);
+            c = json_pack("{s:s, s:s, s:s, s:I, s:o}", "file", jstr(m, "file", ""), "stream", jstr(m, "stream", ""),
+                          "mode", jstr(m, "mode", ""), "bytes", (json_int_t)jint(m, "bytes", -1), "lines", lines);
+        }
+        json_object_set_new(json_array_get(procs, i), "captured", c ? c : json_null());
+    }
+    for (size_t i = 0; i < json_array_size(finds); i++) {
+        json_t *f = json_array_get(finds, i);
+        json_t *who = json_array_get(jget(f, "processes"), 0);
+        long long p = json_is_integer(who) ? json_integer_value(who) : -1;
+        bool cap = p >= 0 && (size_t)p < s->n && marker_of(&s->t[p]);
+        json_object_set_new(f, "you_see_source", json_string(cap ? "stderr" : "template"));
+    }
+}
+
+/* ---- rule patterns: clause&clause&!clause */
+static bool clause_match(const char *c, size_t n, json_t *ev)
+{
+    char buf[512];
+    if (n >= sizeof buf)
+        return false;
+    memcpy(buf, c, n);
+    buf[n] = 0;
+    return pattern_match(buf, ev);
+}
+
+static bool any_event(const char *c, size_t n, json_t *events)
+{
+    for (size_t i = 0; i < json_array_size(events); i++)
+        if (clause_match(c, n, json_array_get(events, i)))
+            return true;
+    return false;
+}
+
+bool rule_pattern_match(const char *pattern, json_t *ev, json_t *events)
+{
+    if (!strchr(pattern, '&'))
+        return pattern_match(pattern, ev);
+    for (const char *alt = pattern; alt && *alt;) {
+        const char *bar = strchr(alt, '|');
+        size_t len = bar ? (size_t)(bar - alt) : strlen(alt);
+        size_t first = strcspn(alt, "&|");
+        bool ok = clause_match(alt, first < len ? first : len, ev);
+        for (const char *c = alt + first; ok && c < alt + len && *c == '&';) {
+            c++;
+            bool neg = *c == '!';
+            c += neg;
+            size_t cl = strcspn(c, "&|");
+            ok = any_event(c, cl, events) != neg;
+            c += cl;
+        }
+        if (ok)
+            return true;
+        alt = bar ? bar + 1 : NULL;
+    }
+    return false;
+}

@@ -1,0 +1,912 @@
+/* inspect.c - `convguard inspect PID`: what a process that is running now
+ * has mapped of CUDA, read from outside.
+ *
+ * Only /proc/PID/{maps,environ,cmdline,status,cwd,root} and the mapped
+ * files on disk are read: no ptrace, no signal, nothing runs inside the
+ * target, and no CUDA library is loaded here (versions come from file names,
+ * the data symbols of cuDNN's parts, and the wheels' dist-info; GPU memory
+ * from NVML in a forked child, as doctor does).  The picture becomes a
+ * one-process trace - a `start`, one `lib` per CUDA file, the `verdict`s the
+ * shim would have written about them, and an `exit` marked `snapshot` - and
+ * the report's own rule table (rules.def) reads it: one table for report,
+ * inspect and the Python check(). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "inspect.h"
+#include "report.h"
+
+/* ---- reading /proc */
+static char *read_file(const char *path, size_t *len, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct sbuf b = {0};
+    char buf[65536];
+    ssize_t n;
+    while (b.len < max && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0)
+            sb_addn(&b, buf, (size_t)n);
+    int e = errno;
+    close(fd);
+    if (n < 0 && e != EINTR) {
+        free(b.s);
+        errno = e;
+        return NULL;
+    }
+    *len = b.len;
+    return sb_take(&b);
+}
+
+/* gone, or a zombie: it exited (maybe while we read it) */
+static bool proc_gone(long long pid)
+{
+    char p[64];
+    size_t n;
+    snprintf(p, sizeof p, "/proc/%lld/stat", pid);
+    char *s = read_file(p, &n, 4096);
+    if (!s)
+        return errno == ENOENT || errno == ESRCH;
+    const char *close_paren = strrchr(s, ')');
+    bool dead = close_paren && (close_paren[1] == ' ') && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+    free(s);
+    return dead;
+}
+
+static long long proc_status_field(long long pid, const char *key)
+{
+    char p[64];
+    size_t n;
+    snprintf(p, sizeof p, "/proc/%lld/status", pid);
+    char *s = read_file(p, &n, 1 << 16);
+    long long v = -1;
+    char *k = s ? strstr(s, key) : NULL;
+    if (k)
+        v = strtoll(k + strlen(key), NULL, 10);
+    free(s);
+    return v;
+}
+
+static char *proc_link(long long pid, const char *what)
+{
+    char p[64], out[PATH_MAX];
+    snprintf(p, sizeof p, "/proc/%lld/%s", pid, what);
+    ssize_t n = readlink(p, out, sizeof out - 1);
+    if (n <= 0)
+        return NULL;
+    out[n] = 0;
+    return xstrdup(out);
+}
+
+/* ---- what a mapped file is */
+static const struct kind {
+    const char *prefix, *kind, *family, *label, *wheel;
+} kinds[] = {
+    {"libcudnn", "cudnn", "cudnn", "cuDNN", "nvidia_cudnn"},
+    {"libcudart", "cudart", "cudart", "CUDA runtime", "nvidia_cuda_runtime"},
+    {"libcuda.so", "driver", "driver", "driver", NULL},
+    {"libcublasLt", "cublasLt", "other", "cuBLASLt", "nvidia_cublas"},
+    {"libcublas", "cublas", "other", "cuBLAS", "nvidia_cublas"},
+    {"libnvrtc", "nvrtc", "other", "NVRTC", "nvidia_cuda_nvrtc"},
+    {"libnccl", "nccl", "other", "NCCL", "nvidia_nccl"},
+    {"libnvJitLink", "nvjitlink", "other", "nvJitLink", "nvidia_nvjitlink"},
+    {"libcufft", "cufft", "other", "cuFFT", "nvidia_cufft"},
+    {"libcurand", "curand", "other", "cuRAND", "nvidia_curand"},
+    {"libcusolver", "cusolver", "other", "cuSOLVER", "nvidia_cusolver"},
+    {"libcusparse", "cusparse", "other", "cuSPARSE", "nvidia_cusparse"},
+    {"libcupti", "cupti", "other", "CUPTI", "nvidia_cuda_cupti"},
+    {"libnvidia-ml", "nvml", "other", "NVML", NULL},
+};
+
+static const struct kind *kind_of(const char *base)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strncmp(base, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+/* the frameworks, from the objects that are theirs; `cuda`: that object
+ * exists only in the framework's GPU build */
+static const struct fw_marker {
+    const char *needle, *name, *label;
+    bool cuda;
+} fw_markers[] = {
+    {"libtorch_cuda.so", "torch", "PyTorch", true},       {"libc10_cuda.so", "torch", "PyTorch", true},
+    {"libtorch_cpu.so", "torch", "PyTorch", false},       {"xla_cuda_plugin.so", "jax", "JAX", true},
+    {"jax_cuda", "jax", "JAX", true},                     {"xla_extension.so", "jax", "JAX", false},
+    {"-packages/jaxlib/", "jax", "JAX", false},           {"libtensorflow_framework.so", "tensorflow", "TensorFlow", false},
+    {"_pywrap_tensorflow_internal.so", "tensorflow", "TensorFlow", false},
+    {"-packages/cupy", "cupy", "CuPy", true},             {"onnxruntime_providers_cuda", "onnxruntime", "onnxruntime", true},
+    {"onnxruntime_pybind11_state", "onnxruntime", "onnxruntime", false},
+    {"ctranslate2", "ctranslate2", "CTranslate2", false},
+};
+
+/* ---- versions, read from files */
+/* "9.19.0.56" -> 91900, "8.9.7" -> 8907; -1 if not a cuDNN version */
+static long long cudnn_encode(const char *v)
+{
+    long long part[3] = {-1, -1, 0};
+    for (int i = 0; i < 3 && isdigit((unsigned char)*v); i++) {
+        part[i] = 0;
+        while (isdigit((unsigned char)*v))
+            part[i] = part[i] * 10 + (*v++ - '0');
+        if (*v == '.')
+            v++;
+    }
+    if (part[0] < 7 || part[0] > 99 || part[1] < 0 || part[1] > 99 || part[2] > 99)
+        return -1;
+    return part[0] >= 9 ? part[0] * 10000 + part[1] * 100 + part[2] : part[0] * 1000 + part[1] * 100 + part[2];
+}
+
+/* "13.0.96" -> 13000 (CUDA's encoding: major*1000 + minor*10) */
+static long long cuda_encode(const char *v)
+{
+    char *end;
+    long long maj = strtoll(v, &end, 10);
+    if (end == v || *end != '.' || maj < 7 || maj > 99)
+        return -1;
+    long long min = strtoll(end + 1, NULL, 10);
+    return min >= 0 && min < 100 ? maj * 1000 + min * 10 : -1;
+}
+
+/* the dotted version in a file's own name after ".so." (libcudnn.so.9.19.0:
+ * "9.19.0"), "" when the name carries only the soname's major */
+static const char *name_version(const char *base)
+{
+    const char *so = strstr(base, ".so.");
+    if (!so || !strchr(so + 4, '.'))
+        return "";
+    return so + 4;
+}
+
+/* The wheel a file came in: a `<prefix>*-<version>.dist-info` near it
+ * (site-packages for nvidia/<pkg>/lib, or a `dist-info` folder beside lib/)
+ * whose RECORD names this file with this size. */
+static bool wheel_version(const char *rpath, const char *prefix, long long size, char *out, size_t cap)
+{
+    char dir[PATH_MAX];
+    dir_name(rpath, dir, sizeof dir);
+    const char *base = base_name(rpath);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "/%s,", base);
+    for (int up = 0; up < 4; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return false;
+        *slash = 0;
+        for (int sub = 0; sub < 2; sub++) {
+            char d[PATH_MAX + 16];
+            snprintf(d, sizeof d, "%s%s", dir, sub ? "/dist-info" : "");
+            DIR *dd = opendir(d);
+            if (!dd)
+                continue;
+            struct dirent *de;
+            bool found = false;
+            while (!found && (de = readdir(dd))) {
+                size_t len = strlen(de->d_name);
+                if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 || len < 11 ||
+                    strcmp(de->d_name + len - 10, ".dist-info") != 0 || !strchr(de->d_name, '-'))
+                    continue;
+                char rec[PATH_MAX * 2];
+                snprintf(rec, sizeof rec, "%s/%s/RECORD", d, de->d_name);
+                size_t n;
+                char *r = read_file(rec, &n, 4 << 20);
+                for (char *hit = r ? strstr(r, want) : NULL; hit && !found; hit = strstr(hit + 1, want)) {
+                    char *eol = strchr(hit, '\n'), *comma = eol ? eol : hit + strlen(hit);
+                    while (comma > hit && comma[-1] != ',')
+                        comma--;
+                    found = strtoll(comma, NULL, 10) == size;
+                }
+                free(r);
+                if (found) {
+                    const char *v = strchr(de->d_name, '-') + 1;
+                    snprintf(out, cap, "%.*s", (int)(strlen(v) - 10), v);
+                }
+            }
+            closedir(dd);
+            if (found)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* cuDNN's parts carry their version as data: bytes patch, minor, major */
+static long long cudnn_data_version(const struct elf_file *e)
+{
+    static const char *const names[] = {"cudnn_graph_version",     "cudnn_ops_infer_version", "cudnn_cnn_infer_version",
+                                        "cudnn_adv_infer_version", "cudnn_ops_version",       "cudnn_cnn_version",
+                                        "cudnn_adv_version",       "cudnn_ops_train_version", "cudnn_cnn_train_version",
+                                        "cudnn_adv_train_version"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t sz = 0;
+        const unsigned char *v = elf_file_sym(e, names[i], &sz);
+        if (v && sz >= 3 && v[2] >= 7 && v[2] <= 99 && v[1] <= 99 && v[0] <= 99)
+            return v[2] >= 9 ? v[2] * 10000LL + v[1] * 100LL + v[0] : v[2] * 1000LL + v[1] * 100LL + v[0];
+    }
+    return -1;
+}
+
+/* ---- the process */
+struct proc {
+    long long pid, uid;
+    char root[64];       /* "" or "/proc/PID/root": where its paths are, seen from here */
+    json_t *libs;        /* [{path, dir, file, soname, kind, family, label, version, version_text, version_source, ...}] */
+    json_t *frameworks;  /* [{name, label, build, path}] */
+    json_t *env;         /* the variables that matter (as the shim's start.env) */
+    json_t *argv;
+    char *exe, *cwd;
+    json_t *shim;        /* {preloaded, path, trace_dir, trace} */
+    json_t *gpu;         /* {known, ...} */
+    bool kernel_thread;
+};
+
+static void seen_path(const struct proc *p, const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s", p->root, path);
+}
+
+static bool env_wanted(const char *k, size_t n)
+{
+    static const char *const exact[] = {"LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES",
+                                        "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH", "CUDA_MODULE_LOADING",
+                                        "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+                                        "RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "CUDA_CACHE_PATH",
+                                        "CONDA_PREFIX", "VIRTUAL_ENV"};
+    static const char *const prefixes[] = {"TF_", "XLA_", "JAX_", "CUDNN_", "CONVGUARD_", "NCCL_DEBUG"};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strlen(exact[i]) == n && strncmp(k, exact[i], n) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (n >= strlen(prefixes[i]) && strncmp(k, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+static void read_env(struct proc *p)
+{
+    char path[64];
+    size_t n = 0;
+    snprintf(path, sizeof path, "/proc/%lld/environ", p->pid);
+    char *s = read_file(path, &n, 4 << 20);
+    p->env = json_object();
+    for (size_t i = 0; s && i < n;) {
+        const char *kv = s + i, *eq = memchr(kv, '=', n - i);
+        size_t len = strnlen(kv, n - i);
+        if (eq && eq < kv + len && env_wanted(kv, (size_t)(eq - kv))) {
+            char key[256];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+            char *val = xasprintf("%.*s", (int)(len - (size_t)(eq - kv) - 1), eq + 1);
+            json_t *js = json_string(val);
+            json_object_set_new(p->env, key, js ? js : json_string("(not UTF-8)"));
+            free(val);
+        }
+        i += len + 1;
+    }
+    free(s);
+}
+
+static void read_argv(struct proc *p)
+{
+    char path[64];
+    size_t n = 0;
+    snprintf(path, sizeof path, "/proc/%lld/cmdline", p->pid);
+    char *s = read_file(path, &n, 1 << 16);
+    p->argv = json_array();
+    for (size_t i = 0; s && i < n;) {
+        size_t len = strnlen(s + i, n - i);
+        char *a = xasprintf("%.*s", (int)len, s + i);
+        json_t *js = json_string(a);
+        json_array_append_new(p->argv, js ? js : json_string("?"));
+        free(a);
+        i += len + 1;
+    }
+    free(s);
+}
+
+/* one mapped CUDA file: its own version, read from the file */
+static json_t *describe_lib(struct proc *p, const struct kind *k, const char *path, bool deleted,
+                            unsigned long long inode)
+{
+    char rpath[PATH_MAX + 64], d[PATH_MAX];
+    seen_path(p, path, rpath, sizeof rpath);
+    const char *base = base_name(path);
+    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:b}", "path", path, "dir", dir_name(path, d, sizeof d),
+                          "file", base, "kind", k->kind, "family", k->family, "label", k->label, "inode",
+                          (json_int_t)inode, "deleted", deleted);
+    struct stat st;
+    bool have = stat(rpath, &st) == 0;
+    if (have && (unsigned long long)st.st_ino != inode && !deleted)
+        json_object_set_new(l, "replaced", json_true());
+    struct elf_file e;
+    bool elf = !deleted && elf_file_open(rpath, &e) == 0;
+    const char *soname = elf ? elf_file_soname(&e) : NULL;
+    json_object_set_new(l, "soname", json_string(soname ? soname : base));
+    long long ver = -1;
+    const char *src = NULL;
+    char text[64] = "";
+    const char *fv = name_version(base);
+    if (*fv)
+        json_object_set_new(l, "file_version", json_string(fv));
+    if (strcmp(k->kind, "cudnn") == 0) {
+        if (elf && (ver = cudnn_data_version(&e)) > 0)
+            src = "data";
+        else if ((ver = cudnn_encode(fv)) > 0)
+            src = "file_name";
+        else if (have && k->wheel && wheel_version(rpath, k->wheel, st.st_size, text, sizeof text) &&
+                 (ver = cudnn_encode(text)) > 0)
+            src = "wheel";
+        if (ver > 0)
+            fmt_cudnn_ver(ver, text, sizeof text);
+    } else {
+        if (*fv)
+            snprintf(text, sizeof text, "%s", fv), src = "file_name";
+        else if (have && k->wheel && wheel_version(rpath, k->wheel, st.st_size, text, sizeof text))
+            src = "wheel";
+        if (src && strcmp(k->kind, "cudart") == 0)
+            ver = cuda_encode(text);
+    }
+    if (elf)
+        elf_file_close(&e);
+    json_object_set_new(l, "version", ver > 0 ? json_integer(ver) : json_null());
+    json_object_set_new(l, "version_text", *text ? json_string(text) : json_null());
+    json_object_set_new(l, "version_source", src ? json_string(src) : json_null());
+    return l;
+}
+
+/* A cuDNN file with no version of its own (the dispatcher libcudnn.so.9 has
+ * none to read without running it) takes the version of a part of the same
+ * major in the same folder: one folder, one install. */
+static void cudnn_folder_versions(struct proc *p)
+{
+    size_t i, j;
+    json_t *l, *o;
+    json_array_foreach(p->libs, i, l) {
+        if (strcmp(jstr(l, "kind", ""), "cudnn") || jint(l, "version", -1) > 0)
+            continue;
+        const char *so = strstr(jstr(l, "soname", ""), ".so.");
+        long long from = -1;
+        const char *who = NULL;
+        json_array_foreach(p->libs, j, o) {
+            const char *oso = strstr(jstr(o, "soname", ""), ".so.");
+            if (j != i && !strcmp(jstr(o, "kind", ""), "cudnn") && jint(o, "version", -1) > 0 && so && oso &&
+                !strcmp(so, oso) && !strcmp(jstr(o, "dir", ""), jstr(l, "dir", "-"))) {
+                from = jint(o, "version", -1), who = jstr(o, "file", "?");
+                break;
+            }
+        }
+        char sib[PATH_MAX + 64], *whobuf = NULL;
+        if (from < 0 && so) {
+            /* not mapped yet: the graph part on disk beside it */
+            static const char *const parts[] = {"libcudnn_graph", "libcudnn_ops_infer", "libcudnn_ops"};
+            for (size_t k = 0; k < 3 && from < 0; k++) {
+                snprintf(sib, sizeof sib, "%s%s/%s%s", p->root, jstr(l, "dir", ""), parts[k], so);
+                struct elf_file e;
+                if (elf_file_open(sib, &e) == 0) {
+                    from = cudnn_data_version(&e);
+                    elf_file_close(&e);
+                    if (from > 0)
+                        who = whobuf = xasprintf("%s%s", parts[k], so);
+                }
+            }
+        }
+        if (from > 0) {
+            char v[32];
+            json_object_set_new(l, "version", json_integer(from));
+            json_object_set_new(l, "version_text", json_string(fmt_cudnn_ver(from, v, sizeof v)));
+            json_object_set_new(l, "version_source", json_string("folder"));
+            json_object_set_new(l, "version_from", json_string(who));
+        }
+        free(whobuf);
+    }
+}
+
+/* returns 0, or an INSPECT_* status having said why */
+static int read_maps(struct proc *p, const char *me)
+{
+    char path[64];
+    size_t n = 0;
+    snprintf(path, sizeof path, "/proc/%lld/maps", p->pid);
+    char *m = read_file(path, &n, 64 << 20);
+    if (!m) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH) {
+            fprintf(stderr, "%s: no process %lld (it does not exist, or it exited)\n", me, p->pid);
+            return INSPECT_NO_PROCESS;
+        }
+        if (e == EACCES || e == EPERM) {
+            long long uid = proc_status_field(p->pid, "Uid:");
+            fprintf(stderr,
+                    "%s: process %lld belongs to another user (uid %lld): its memory map can be read only by that "
+                    "user or root; run `convguard inspect %lld` as that user, or with sudo\n",
+                    me, p->pid, uid, p->pid);
+            return INSPECT_PERMISSION;
+        }
+        fprintf(stderr, "%s: %s: %s\n", me, path, strerror(e));
+        return INSPECT_NO_PROCESS;
+    }
+    if (n == 0) {
+        free(m);
+        if (proc_gone(p->pid)) {
+            fprintf(stderr, "%s: process %lld exited while it was being read\n", me, p->pid);
+            return INSPECT_NO_PROCESS;
+        }
+        p->kernel_thread = true;
+    }
+    p->libs = json_array();
+    p->frameworks = json_array();
+    p->shim = json_pack("{s:b}", "preloaded", false);
+    json_t *seen = json_object();
+    for (char *line = m; line && line < m + n;) {
+        char *eol = memchr(line, '\n', (size_t)(m + n - line));
+        if (eol)
+            *eol = 0;
+        unsigned long long inode = 0;
+        int off = 0;
+        /* start-end perms offset dev inode path */
+        if (sscanf(line, "%*s %*s %*s %*s %llu %n", &inode, &off) >= 1 && off > 0 && line[off] == '/') {
+            char *file = line + off;
+            size_t fl = strlen(file);
+            bool deleted = fl > 10 && strcmp(file + fl - 10, " (deleted)") == 0;
+            if (deleted)
+                file[fl - 10] = 0;
+            if (!json_object_get(seen, file)) {
+                json_object_set_new(seen, file, json_true());
+                const char *base = base_name(file);
+                const struct kind *k = kind_of(base);
+                if (k)
+                    json_array_append_new(p->libs, describe_lib(p, k, file, deleted, inode));
+                if (strncmp(base, "libconvguard", 12) == 0)
+                    json_object_set_new(p->shim, "preloaded", json_true()),
+                        json_object_set_new(p->shim, "path", json_string(file));
+                for (size_t i = 0; i < sizeof fw_markers / sizeof fw_markers[0]; i++) {
+                    if (!strstr(file, fw_markers[i].needle))
+                        continue;
+                    json_t *f = NULL, *x;
+                    size_t j;
+                    json_array_foreach(p->frameworks, j, x) if (!strcmp(jstr(x, "name", ""), fw_markers[i].name)) f = x;
+                    if (!f)
+                        json_array_append_new(p->frameworks,
+                                              f = json_pack("{s:s, s:s, s:s, s:s}", "name", fw_markers[i].name, "label",
+                                                            fw_markers[i].label, "build", "?", "path", file));
+                    if (fw_markers[i].cuda) {
+                        json_object_set_new(f, "build", json_string("cuda"));
+                        json_object_set_new(f, "path", json_string(file));
+                    }
+                    if (!fw_markers[i].cuda && !strcmp(fw_markers[i].name, "torch") && !strcmp(jstr(f, "build", ""), "?"))
+                        json_object_set_new(f, "build", json_string("cpu?"));
+                }
+            }
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    json_decref(seen);
+    free(m);
+    /* PyTorch's CPU build maps libtorch_cpu.so and no libtorch_cuda.so */
+    size_t j;
+    json_t *x;
+    json_array_foreach(p->frameworks, j, x) if (!strcmp(jstr(x, "build", ""), "cpu?"))
+        json_object_set_new(x, "build", json_string("cpu"));
+    cudnn_folder_versions(p);
+    return 0;
+}
+
+/* where the shim in it writes: CONVGUARD_DIR (else ./convguard-logs of its
+ * cwd), file <host>[-r<rank>]-<pid>[.<n>].jsonl; the highest n is this image */
+static void find_trace(struct proc *p)
+{
+    const char *d = jstr(p->env, "CONVGUARD_DIR", NULL);
+    char *dir = d && *d == '/' ? xstrdup(d) : xasprintf("%s/%s", p->cwd ? p->cwd : ".", d && *d ? d : "convguard-logs");
+    json_object_set_new(p->shim, "trace_dir", json_string(dir));
+    char rdir[PATH_MAX + 64];
+    seen_path(p, dir, rdir, sizeof rdir);
+    DIR *dd = opendir(rdir);
+    char best[512] = "";
+    long best_n = -1;
+    char tail[64];
+    int tl = snprintf(tail, sizeof tail, "-%lld", p->pid);
+    struct dirent *de;
+    while (dd && (de = readdir(dd))) {
+        const char *hit = strstr(de->d_name, tail);
+        while (hit && strstr(hit + 1, tail))
+            hit = strstr(hit + 1, tail);
+        if (!hit)
+            continue;
+        const char *rest = hit + tl;
+        long nth = 1;
+        if (*rest == '.' && isdigit((unsigned char)rest[1])) {
+            char *end;
+            nth = strtol(rest + 1, &end, 10);
+            rest = end;
+        }
+        if (strcmp(rest, ".jsonl") != 0 || nth <= best_n)
+            continue;
+        best_n = nth;
+        snprintf(best, sizeof best, "%s", de->d_name);
+    }
+    if (dd)
+        closedir(dd);
+    if (*best) {
+        char *t = xasprintf("%s/%s", dir, best);
+        json_object_set_new(p->shim, "trace", json_string(t));
+        free(t);
+    } else {
+        json_object_set_new(p->shim, "trace", json_null());
+    }
+    free(dir);
+}
+
+/* GPU memory from NVML, in a child (doctor.c's probe); unknown without it */
+static void read_gpu(struct proc *p)
+{
+    json_t *r = probe(child_nvml, NULL);
+    const char *err = jstr(r, "error", NULL);
+    if (err) {
+        p->gpu = json_pack("{s:b, s:s}", "known", false, "why", err);
+        json_decref(r);
+        return;
+    }
+    long long mine = 0;
+    size_t i, k;
+    json_t *g, *h, *gpus = json_array();
+    json_array_foreach(jget(r, "gpus"), i, g) {
+        long long here = 0;
+        json_t *others = json_array();
+        json_array_foreach(jget(g, "holders"), k, h) {
+            if (jint(h, "pid", -1) == p->pid)
+                here += jint(h, "bytes", 0);
+            else
+                json_array_append(others, h);
+        }
+        mine += here;
+        json_array_append_new(gpus, json_pack("{s:I, s:O, s:O, s:I, s:o}", "index", (json_int_t)jint(g, "index", -1),
+                                              "name", jget(g, "name") ?: json_null(), "mem",
+                                              jget(g, "mem") ?: json_null(), "this_process_bytes", (json_int_t)here,
+                                              "other_holders", others));
+    }
+    p->gpu = json_pack("{s:b, s:I, s:o, s:O}", "known", true, "bytes_held", (json_int_t)mine, "gpus", gpus,
+                       "driver_cuda", jget(r, "cuda") ?: json_null());
+    json_decref(r);
+}
+
+/* ---- the snapshot as a trace, for the rules */
+static json_t *ev_new(json_t *evs, const char *name, struct proc *p)
+{
+    json_t *e = json_pack("{s:s, s:I, s:i, s:I, s:I}", "ev", name, "seq", (json_int_t)json_array_size(evs), "t", 0,
+                          "pid", (json_int_t)p->pid, "tid", (json_int_t)p->pid);
+    json_array_append_new(evs, e);
+    return e;
+}
+
+static bool is_dispatcher(json_t *l) { return strncmp(jstr(l, "soname", ""), "libcudnn.so", 11) == 0; }
+
+/* the verdicts the shim writes when it sees these libraries load (shim/versions.c) */
+static void add_verdicts(json_t *evs, struct proc *p)
+{
+    size_t i, j;
+    json_t *a, *b, *disp = NULL;
+    int ndisp = 0;
+    bool copies = false, mixed = false, replaced = false;
+    json_array_foreach(p->libs, i, a) {
+        if (strcmp(jstr(a, "kind", ""), "cudnn") == 0 && is_dispatcher(a))
+            ndisp++, disp = disp ? disp : a;
+        if (!replaced && (jtrue(a, "deleted") || jtrue(a, "replaced"))) {
+            replaced = true;
+            json_t *v = ev_new(evs, "verdict", p);
+            json_object_set_new(v, "kind", json_string("lib_replaced_on_disk"));
+            json_object_set_new(v, "detail", json_string("a mapped library was replaced or deleted on disk"));
+            json_object_set_new(v, "when", json_string("inspect"));
+            json_object_set_new(v, "path", json_string(jstr(a, "path", "?")));
+            json_object_set_new(v, "deleted", json_boolean(jtrue(a, "deleted")));
+        }
+        json_array_foreach(p->libs, j, b) {
+            if (copies || j <= i || strcmp(jstr(a, "kind", ""), "cudnn") || strcmp(jstr(b, "kind", ""), "cudnn") ||
+                strcmp(jstr(a, "soname", "a"), jstr(b, "soname", "b")))
+                continue;
+            copies = true;
+            json_t *v = ev_new(evs, "verdict", p);
+            json_object_set_new(v, "kind", json_string("cudnn_multiple_copies"));
+            json_object_set_new(v, "detail", json_string("two different files of one cuDNN library are mapped"));
+            json_object_set_new(v, "when", json_string("inspect"));
+            json_object_set_new(v, "path_a", json_string(jstr(a, "path", "?")));
+            json_object_set_new(v, "path_b", json_string(jstr(b, "path", "?")));
+        }
+    }
+    if (ndisp != 1)
+        return;
+    long long dv = jint(disp, "version", -1);
+    json_array_foreach(p->libs, i, a) {
+        if (mixed || a == disp || strcmp(jstr(a, "kind", ""), "cudnn") || is_dispatcher(a))
+            continue;
+        long long v = jint(a, "version", -1);
+        bool other_dir = strcmp(jstr(a, "dir", ""), jstr(disp, "dir", "")) != 0;
+        if (!other_dir && !(v > 0 && dv > 0 && v != dv))
+            continue;
+        mixed = true;
+        json_t *e = ev_new(evs, "verdict", p);
+        json_object_set_new(e, "kind", json_string("cudnn_sublib_mismatch"));
+        json_object_set_new(e, "detail", json_string(other_dir ? "a cuDNN sub-library was mapped from another directory "
+                                                                 "than libcudnn.so itself"
+                                                               : "cuDNN sub-libraries of different versions are mapped"));
+        json_object_set_new(e, "when", json_string("inspect"));
+        json_object_set_new(e, "dispatcher", json_string(jstr(disp, "path", "?")));
+        json_object_set_new(e, "sublib", json_string(jstr(a, "path", "?")));
+    }
+}
+
+static json_t *snapshot_events(struct proc *p, const char *host)
+{
+    json_t *evs = json_array();
+    json_t *s = ev_new(evs, "start", p);
+    json_object_set_new(s, "convguard", json_string(CONVGUARD_VERSION));
+    json_object_set_new(s, "ppid", json_integer(proc_status_field(p->pid, "PPid:")));
+    json_object_set_new(s, "exe", json_string(p->exe ? p->exe : "?"));
+    json_object_set(s, "argv", p->argv);
+    json_object_set_new(s, "cwd", json_string(p->cwd ? p->cwd : "?"));
+    json_object_set_new(s, "host", json_string(host));
+    json_object_set_new(s, "rank", json_null());
+    json_object_set_new(s, "uid", json_integer(p->uid));
+    json_object_set(s, "env", p->env);
+    size_t i;
+    json_t *l;
+    json_array_foreach(p->libs, i, l) {
+        json_t *e = ev_new(evs, "lib", p);
+        static const char *const keep[] = {"path", "soname", "family", "version", "version_source", "file_version"};
+        for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
+            if (jget(l, keep[k]) && !json_is_null(jget(l, keep[k])))
+                json_object_set(e, keep[k], jget(l, keep[k]));
+        json_object_set_new(e, "inode", json_integer(jint(l, "inode", 0)));
+        json_object_set_new(e, "via", json_string("(mapped)"));
+    }
+    add_verdicts(evs, p);
+    json_t *x = ev_new(evs, "exit", p);
+    json_object_set_new(x, "snapshot", json_true());
+    json_object_set_new(x, "libs", json_integer((json_int_t)json_array_size(p->libs)));
+    json_t *names = json_array(), *f;
+    json_array_foreach(p->frameworks, i, f) json_array_append_new(names, json_string(jstr(f, "name", "?")));
+    json_object_set_new(x, "frameworks", names);
+    if (jtrue(p->gpu, "known"))
+        json_object_set_new(x, "gpu_memory_held", json_integer(jint(p->gpu, "bytes_held", 0)));
+    return evs;
+}
+
+/* ---- output */
+static void wrap_text(FILE *out, const char *head, const char *text, int indent)
+{
+    int col = fprintf(out, "%s", head);
+    for (const char *q = text; *q;) {
+        size_t w = strcspn(q, " ");
+        if (col > indent && col + 1 + (int)w > 100) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (q != text) {
+            fputc(' ', out);
+            col++;
+        }
+        col += fprintf(out, "%.*s", (int)w, q);
+        q += w;
+        while (*q == ' ')
+            q++;
+    }
+    fputc('\n', out);
+}
+
+static const char *const memory_knobs[] = {
+    "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING", "TF_FORCE_GPU_ALLOW_GROWTH",
+    "TF_GPU_ALLOCATOR", "TF_CUDNN_WORKSPACE_LIMIT_IN_MB", "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUDA_MODULE_LOADING",
+};
+
+static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
+{
+    int problems = analysis_problems(a);
+    fprintf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
+    if (problems)
+        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+    else
+        fprintf(out, "no problem found\n");
+    size_t i;
+    json_t *l, *f;
+    if (json_array_size(p->libs)) {
+        fprintf(out, "  CUDA libraries mapped now:\n");
+        json_array_foreach(p->libs, i, l) {
+            const char *vt = jstr(l, "version_text", NULL), *src = jstr(l, "version_source", NULL);
+            char *v = !vt ? xstrdup("version unknown")
+                      : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
+                      : !strcmp(src, "data") ? xasprintf("%s", vt)
+                      : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
+            fprintf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
+                    jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+            free(v);
+        }
+    } else {
+        fprintf(out, "  CUDA libraries mapped now: none%s\n", p->kernel_thread ? " (a kernel thread: no memory map)" : "");
+    }
+    struct sbuf fw = {0};
+    json_array_foreach(p->frameworks, i, f) {
+        const char *b = jstr(f, "build", "?");
+        sb_printf(&fw, "%s%s%s", fw.len ? "; " : "", jstr(f, "label", "?"),
+                  !strcmp(b, "cuda") ? " (CUDA build)" : !strcmp(b, "cpu") ? " (CPU-only build)" : "");
+        sb_printf(&fw, ", %s", jstr(f, "path", "?"));
+    }
+    wrap_text(out, "  framework: ", fw.len ? fw.s : "none seen (no PyTorch, TensorFlow, JAX, CuPy or onnxruntime object mapped)", 13);
+    free(fw.s);
+    const char *cvd = jstr(p->env, "CUDA_VISIBLE_DEVICES", NULL), *llp = jstr(p->env, "LD_LIBRARY_PATH", NULL);
+    struct sbuf env = {0};
+    sb_printf(&env, "CUDA_VISIBLE_DEVICES%s%s%s", cvd ? "=\"" : " unset", cvd ? cvd : "", cvd ? "\"" : "");
+    sb_printf(&env, "  LD_LIBRARY_PATH%s%s%s", llp ? "=\"" : " unset", llp ? llp : "", llp ? "\"" : "");
+    wrap_text(out, "  environment: ", env.s, 15);
+    free(env.s);
+    struct sbuf mk = {0};
+    for (size_t k = 0; k < sizeof memory_knobs / sizeof memory_knobs[0]; k++)
+        if (jstr(p->env, memory_knobs[k], NULL))
+            sb_printf(&mk, "%s%s=%s", mk.len ? "  " : "", memory_knobs[k], jstr(p->env, memory_knobs[k], ""));
+    wrap_text(out, "  memory settings: ", mk.len ? mk.s : "none set (the frameworks' defaults)", 19);
+    free(mk.s);
+    char sz[32], sz2[32];
+    if (!jtrue(p->gpu, "known")) {
+        wrap_text(out, "  GPU memory: ", "unknown", 14);
+        char *why = xasprintf("(%s)", jstr(p->gpu, "why", "?"));
+        wrap_text(out, "              ", why, 14);
+        free(why);
+    } else {
+        struct sbuf g = {0};
+        json_t *gpu, *h;
+        size_t k;
+        sb_printf(&g, "this process holds %s", fmt_size(jint(p->gpu, "bytes_held", 0), sz, sizeof sz));
+        json_array_foreach(jget(p->gpu, "gpus"), i, gpu) {
+            sb_printf(&g, "; GPU %lld %s: %s of %s free, this process %s", jint(gpu, "index", -1),
+                      jstr(gpu, "name", ""), fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
+                      fmt_size(jint(gpu, "mem.total", 0), sz2, sizeof sz2),
+                      fmt_size(jint(gpu, "this_process_bytes", 0), sz, sizeof sz));
+            json_array_foreach(jget(gpu, "other_holders"), k, h)
+                sb_printf(&g, ", pid %lld (%s) %s", jint(h, "pid", -1), jstr(h, "name", "?"),
+                          fmt_size(jint(h, "bytes", 0), sz, sizeof sz));
+        }
+        wrap_text(out, "  GPU memory: ", g.s, 14);
+        free(g.s);
+    }
+    if (jtrue(p->shim, "preloaded")) {
+        const char *t = jstr(p->shim, "trace", NULL);
+        char *s = t ? xasprintf("preloaded (%s); its trace: %s (`convguard report %s`)", jstr(p->shim, "path", "?"), t, t)
+                    : xasprintf("preloaded (%s); no trace yet in %s", jstr(p->shim, "path", "?"),
+                                jstr(p->shim, "trace_dir", "?"));
+        wrap_text(out, "  convguard: ", s, 13);
+        free(s);
+    } else {
+        wrap_text(out, "  convguard: ", "not preloaded (to trace it from its start: `convguard run -- CMD`)", 13);
+    }
+    for (i = 0; i < a->nf; i++) {
+        struct finding *fd = &a->f[i];
+        char *h = xasprintf("[%s] %s", fd->r->layer, fd->title);
+        wrap_text(out, "", h, 4);
+        free(h);
+        wrap_text(out, "    you see: ", fd->symptom, 13);
+        wrap_text(out, "    cause:   ", fd->cause, 13);
+        wrap_text(out, "    fix:     ", fd->fix, 13);
+    }
+}
+
+static json_t *snapshot_json(struct proc *p, struct analysis *a, int rc)
+{
+    json_t *rj = analysis_json(a);
+    json_t *j = json_pack("{s:i, s:I, s:s, s:O, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:i, s:O, s:i}",
+                          "convguard_inspect", 1, "pid", (json_int_t)p->pid, "program", a->p[0].prog, "argv", p->argv,
+                          "exe", p->exe ? p->exe : "?", "cwd", p->cwd ? p->cwd : "?", "uid", (json_int_t)p->uid,
+                          "libraries", p->libs, "frameworks", p->frameworks, "env", p->env, "gpu_memory", p->gpu,
+                          "convguard", p->shim, "problems", analysis_problems(a), "findings",
+                          jget(rj, "findings") ?: json_null(), "exit_status", rc);
+    json_decref(rj);
+    return j;
+}
+
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard inspect [--json] [--html FILE] PID\n"
+               "  the CUDA libraries, framework, settings and GPU memory of a running process, read from\n"
+               "  /proc/PID without stopping it, and the report's diagnosis of them\n"
+               "  exit status: 0 no problem, 1 problems, 2 usage, 3 not a process id, 4 no such process\n"
+               "  (or it exited), 5 permission denied (another user's process), 6 no CUDA library mapped\n");
+    return rc;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
+                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *me = "convguard inspect", *html = NULL;
+    bool as_json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+jH:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': as_json = true; break;
+        case 'H': html = optarg; break;
+        case 'h': return usage(stdout, 0);
+        default: return usage(stderr, INSPECT_USAGE);
+        }
+    }
+    if (optind != argc - 1)
+        return usage(stderr, INSPECT_USAGE);
+    const char *arg = argv[optind];
+    char *end = NULL;
+    errno = 0;
+    long long pid = strtoll(arg, &end, 10);
+    bool digits = *arg && strspn(arg, "0123456789") == strlen(arg);
+    if (!digits || errno || pid <= 0 || pid > 4194304) {
+        fprintf(stderr, "%s: '%s' is not a process id (a whole number from 1, as `pgrep -f train.py` or "
+                        "`nvidia-smi` print)\n", me, arg);
+        return INSPECT_NOT_A_PID;
+    }
+    struct proc p = {.pid = pid};
+    char *root = proc_link(pid, "root");
+    if (root && strcmp(root, "/") != 0)
+        snprintf(p.root, sizeof p.root, "/proc/%lld/root", pid);
+    free(root);
+    int rc = read_maps(&p, me);
+    if (rc)
+        return rc;
+    p.uid = proc_status_field(pid, "Uid:");
+    read_env(&p);
+    read_argv(&p);
+    p.exe = proc_link(pid, "exe");
+    p.cwd = proc_link(pid, "cwd");
+    if (proc_gone(pid)) {
+        fprintf(stderr, "%s: process %lld exited while it was being read\n", me, pid);
+        json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
+        free(p.exe), free(p.cwd);
+        return INSPECT_NO_PROCESS;
+    }
+    find_trace(&p);
+    read_gpu(&p);
+
+    struct utsname u;
+    char host[256];
+    snprintf(host, sizeof host, "%s", uname(&u) == 0 ? u.nodename : "host");
+    struct trace_set s = {0};
+    s.t = calloc(1, sizeof *s.t);
+    s.n = s.cap = 1;
+    s.unreadable = json_array();
+    struct trace *t = &s.t[0];
+    t->file = xasprintf("/proc/%lld", pid);
+    t->events = snapshot_events(&p, host);
+    t->start = json_array_get(t->events, 0);
+    t->exit = json_array_get(t->events, json_array_size(t->events) - 1);
+    t->pid = pid, t->ppid = jint(t->start, "ppid", -1), t->forked_from = -1, t->rank = -1;
+    t->host = jstr(t->start, "host", "?");
+    t->parent = -1;
+    struct analysis *a = analyse(&s);
+    rc = json_array_size(p.libs) == 0 ? INSPECT_NO_CUDA : analysis_problems(a) ? INSPECT_PROBLEMS : INSPECT_OK;
+    if (as_json) {
+        json_t *j = snapshot_json(&p, a, rc);
+        json_dumpf(j, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(j);
+    } else {
+        print_snapshot(&p, a, stdout);
+    }
+    if (rc == INSPECT_NO_CUDA)
+        fprintf(stderr, "%s: process %lld has no CUDA library mapped%s\n", me, pid,
+                json_array_size(p.frameworks) ? ": its framework does not use the GPU (now)" : "");
+    if (html && write_html(a, html) != 0) {
+        perror(html);
+        rc = INSPECT_USAGE;
+    }
+    analysis_free(a);
+    trace_set_free(&s);
+    json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
+    json_decref(p.gpu);
+    free(p.exe), free(p.cwd);
+    return rc;
+}

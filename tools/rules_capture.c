@@ -1,0 +1,105 @@
+/* rules_capture.c - the match functions of the rules.def rows that read what
+ * the program printed: the `output` events capture.c adds from the stderr
+ * `convguard run` kept (one per quotable line: pattern, kind, framework, text). */
+#include <ctype.h>
+
+#include "rules.h"
+
+/* OOM in the words of the framework, while no GPU allocation of the process
+ * failed: the framework's own pool or limit was used up, not the GPU. */
+bool m_pool_exhausted(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    long long allocs = jint(t->exit, "gpu_mem.allocs", -1), fails = jint(t->exit, "gpu_mem.alloc_failures", 0);
+    if (fails > 0 || allocs == 0)
+        return false;
+    bool gpu = allocs > 0;
+    for (size_t i = 0; i < json_array_size(t->events) && !gpu; i++) {
+        json_t *e = json_array_get(t->events, i);
+        gpu = is_ev(e, "lib") &&
+              (strcmp(jstr(e, "family", ""), "driver") == 0 || strcmp(jstr(e, "family", ""), "cudart") == 0);
+    }
+    if (!gpu)
+        return false;
+    const char *fw = jstr(ev, "framework", "the framework");
+    char a[32];
+    long long largest = jint(t->exit, "gpu_mem.largest_ok", -1);
+    set_own(vars, "pool_note",
+            allocs > 0 && largest > 0
+                ? xasprintf("%lld allocation%s of this process succeeded, the largest %s", allocs,
+                            allocs > 1 ? "s" : "", fmt_size(largest, a, sizeof a))
+                : xstrdup("every allocation of this process the shim saw succeeded"));
+    set_str(vars, "framework", strcmp(fw, "CUDA") == 0 ? "the framework" : fw);
+    set_str(vars, "fw_fix",
+            strstr(fw, "JAX") ? "JAX: give the pool more (`XLA_PYTHON_CLIENT_MEM_FRACTION=.95`) or let it grow "
+                                "(`XLA_PYTHON_CLIENT_PREALLOCATE=false`); "
+            : strstr(fw, "PyTorch") ? "PyTorch: raise or drop `torch.cuda.set_per_process_memory_fraction` and the "
+                                      "limits in `PYTORCH_CUDA_ALLOC_CONF`; "
+            : strstr(fw, "TensorFlow") ? "TensorFlow: raise the `memory_limit` of the logical GPU or use "
+                                         "`tf.config.experimental.set_memory_growth(gpu, True)`; "
+                                       : "");
+    set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
+    return true;
+}
+
+/* "(9, 19, 0)" or "9.19.0" -> "9.19.0" */
+static char *version_at(const char *p)
+{
+    if (!p)
+        return NULL;
+    while (*p == ' ' || *p == '(')
+        p++;
+    int v[3] = {0, 0, 0}, k = 0;
+    while (k < 3 && isdigit((unsigned char)*p)) {
+        char *end;
+        v[k++] = (int)strtol(p, &end, 10);
+        p = end;
+        while (*p == ',' || *p == ' ' || *p == '.')
+            p++;
+    }
+    return k ? xasprintf("%d.%d.%d", v[0], v[1], v[2]) : NULL;
+}
+
+/* The framework names the cuDNN version it was built with and the one it
+ * found; the trace says which file that was. */
+bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    const char *text = jstr(ev, "text", "");
+    char *built = NULL, *runtime = NULL;
+    const char *p;
+    if ((p = strcasestr(text, "Loaded runtime CuDNN library:"))) {
+        runtime = version_at(p + 29);
+        const char *q = strstr(p, "compiled with:");
+        built = version_at(q ? q + 14 : NULL);
+    } else if ((p = strstr(text, "against"))) {
+        built = version_at(p + 7);
+        const char *q = strstr(p, "runtime version");
+        runtime = version_at(q ? q + 15 : NULL);
+    }
+    const char *path = NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "lib") && strcmp(jstr(e, "family", ""), "cudnn") == 0 &&
+            (!path || strncmp(jstr(e, "soname", ""), "libcudnn.so", 11) == 0))
+            path = jstr(e, "path", NULL);
+    }
+    if (!path || !built || !runtime || strcmp(built, runtime) == 0) { /* the process that loaded cuDNN */
+        free(built), free(runtime);
+        return false;
+    }
+    char d[4096];
+    dir_name(path, d, sizeof d);
+    bool in_llp = dir_in_path_list(d, llp_of(t));
+    set_own(vars, "major", xasprintf("%.*s", (int)strcspn(built, "."), built));
+    set_own(vars, "built", built);
+    set_own(vars, "runtime", runtime);
+    set_str(vars, "framework", jstr(ev, "framework", "the framework"));
+    set_own(vars, "path_note", xasprintf(", from %s", path));
+    set_own(vars, "llp_fix", in_llp ? xasprintf("; or take %s out of LD_LIBRARY_PATH so that the framework finds the "
+                                                "cuDNN it ships with", d)
+                                    : xstrdup(""));
+    set_own(vars, "cu", xasprintf("%lld", cuda_major(t)));
+    set_own(vars, "seen", xasprintf("stderr: %s", text));
+    return true;
+}

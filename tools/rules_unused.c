@@ -1,0 +1,71 @@
+/* rules_unused.c - "the GPU is not used" when CUDA libraries are there: a
+ * framework mapped cudart / cuDNN (PyTorch's CUDA build links them) but the
+ * driver was never opened, so no CUDA context exists; or, in a live process
+ * (`convguard inspect`, exit.snapshot), the driver is mapped and NVML lists
+ * no GPU memory of it. */
+#include "rules.h"
+
+static bool maps_driver(struct trace *t)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if ((is_ev(e, "lib") && strcmp(jstr(e, "family", ""), "driver") == 0) ||
+            (is_ev(e, "dlopen") && strncmp(base_name(jstr(e, "name", "")), "libcuda.so", 10) == 0))
+            return true;
+    }
+    return false;
+}
+
+bool m_gpu_not_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)ev;
+    struct trace *t = &s->t[ti];
+    unsigned fw = fw_primary(frameworks_of(t));
+    if (!t->exit || !fw)
+        return false;
+    struct sbuf libs = {0};
+    int nlibs = 0;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_failure_event(t, i))
+            return free(libs.s), false; /* a failure has its own rule */
+        if (is_ev(e, "lib") && nlibs++ < 3)
+            sb_printf(&libs, "%s%s", libs.len ? ", " : "", base_name(jstr(e, "path", "?")));
+    }
+    if (!nlibs)
+        return false; /* gpu_never_used */
+    if (nlibs > 3)
+        sb_printf(&libs, " and %d more", nlibs - 3);
+    bool snapshot = jtrue(t->exit, "snapshot");
+    bool driver = maps_driver(t);
+    /* a run: said once, and only when no process of it opened the driver
+     * (torchrun's launcher maps torch and leaves the GPU to its workers) */
+    for (size_t j = 0; j < s->n && !snapshot; j++)
+        if (maps_driver(&s->t[j]))
+            return free(libs.s), false;
+    if (driver && !(snapshot && jget(t->exit, "gpu_memory_held") && jint(t->exit, "gpu_memory_held", 1) == 0))
+        return free(libs.s), false;
+    json_t *argv = jget(t->start, "argv");
+    struct sbuf b = {0};
+    for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
+        sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
+    set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
+    free(b.s);
+    set_str(vars, "fw", fw_label(fw));
+    set_own(vars, "libs", sb_take(&libs));
+    set_str(vars, "what", driver ? "holds no GPU memory" : "not the driver");
+    set_str(vars, "detail", driver ? "NVML lists no GPU memory held by it on any GPU"
+                                   : "libcuda.so.1, the driver, is not mapped (the framework never initialised CUDA)");
+    set_str(vars, "when", snapshot ? " at this moment" : "");
+    set_str(vars, "fix",
+            fw_pick(t, "check that JAX sees the GPU (`python -c \"import jax; print(jax.devices())\"`); "
+                       "JAX_PLATFORMS=cpu forces the CPU",
+                    "check `tf.config.list_physical_devices('GPU')`; run the model under `with tf.device('/GPU:0')`",
+                    "move the model and the batches to the GPU (`model.to(\"cuda\")`, `x.to(\"cuda\")`) and check "
+                    "`torch.cuda.is_available()`; a process that only imports torch (a launcher, a data loader "
+                    "worker) is expected to show this",
+                    "make the program put its work on the GPU, and check that the framework sees one"));
+    set_own(vars, "seen", xasprintf("#%lld exit: %d CUDA librar%s mapped, %s", jint(t->exit, "seq", -1), nlibs,
+                                    nlibs > 1 ? "ies" : "y", driver ? "no GPU memory held" : "no driver"));
+    return true;
+}
