@@ -17,18 +17,37 @@ struct read_stats {
     long fixed_utf8;     /* lines with bytes that were not UTF-8 (replaced by '?') */
     long seq_gaps;       /* missing seq numbers: lost lines */
     bool last_line_cut;  /* the file ended inside a line that did not parse */
+    long elided;         /* events read and counted, not kept: past the cap of their kind */
 };
 
+/* What the timeline needs of every event, kept for all of them (bounded):
+ * free GPU memory readings and the sizes asked for. */
+enum tl_kind { TL_FREE, TL_ALLOC, TL_WS, TL_FB };
+struct tl_point { float t; unsigned char kind; long long v; };
+
+/* One trace file, read once, line by line: its events are judged one at a
+ * time and only those some row of rules.def could look at are kept (see
+ * trace_read.c); the rest are counted. */
 struct trace {
     char *file;
-    json_t *events;       /* array of event objects in file order (owned) */
+    json_t *events;       /* the kept events, in file order (owned) */
     json_t *start, *exit; /* borrowed from events; NULL when absent */
     struct read_stats st;
     long long pid, ppid, forked_from, rank; /* -1: unknown */
     const char *host;     /* "?" when unknown */
     double wall;          /* wall-clock seconds of the shim's start, 0 unknown */
     int parent;           /* index of the parent process in the set, -1 */
+    bool execd;           /* no exit line, but a later file of the same pid and host: it exec'd */
+    double t_last;        /* the largest `t` of any event: when the trace ends */
+    json_t *elided;       /* {event name: events not kept}, NULL when none */
+    struct tl_point *tl;  /* the timeline: at most TL_MAX points, evenly thinned */
+    int ntl, tl_stride;
+    long tl_seen;
+    long long tl_top;     /* the largest value on it, or mem.total */
 };
+
+/* the reader marks a failed dlopen that a later load resolved (load_resolved) */
+#define RESOLVED_KEY "_convguard_resolved"
 
 struct trace_set {
     struct trace *t;
@@ -37,11 +56,30 @@ struct trace_set {
 };
 
 int trace_read_file(const char *path, struct trace *out); /* 0, or -1 with errno */
-int trace_set_add(struct trace_set *s, const char *path);  /* file or directory */
+void trace_free(struct trace *t);
+/* file or directory (read a few levels down); the files are read in parallel
+ * (CONVGUARD_REPORT_THREADS, default: the cores, at most 8) */
+int trace_set_add(struct trace_set *s, const char *path);
 void trace_set_link(struct trace_set *s);                   /* parents, sort order */
 void trace_set_free(struct trace_set *s);
 /* Keep only traces whose start is at or after `since` (wall seconds). */
 void trace_set_keep_since(struct trace_set *s, double since);
+
+/* ---- json_scan.c: is this line one JSON object (as jansson judges it), and
+ * its top-level ev, seq, t, pid, truncated, workspace and mem.free/total */
+struct json_scan {
+    const char *ev;                  /* into the line; not NUL-terminated */
+    size_t ev_len;
+    bool has_ev, ev_escaped, has_seq, truncated;
+    bool high_bytes;                 /* bytes >= 0x80 inside strings */
+    bool escaped_key;                /* a top-level key with an escape: the picks may miss it */
+    long long seq, pid, workspace, mem_free, mem_total; /* -1: absent */
+    double t;
+};
+bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+
+/* ---- group.c: host names in natural order ("node2" before "node10") */
+int natural_cmp(const char *a, const char *b);
 
 /* ---- json helpers (util.c): every accessor tolerates NULL and wrong types */
 json_t *jget(json_t *obj, const char *dotted_path);
@@ -104,8 +142,9 @@ struct analysis;
 struct analysis *analyse(struct trace_set *s);
 void analysis_free(struct analysis *a);
 int analysis_problems(struct analysis *a);
-void print_text(struct analysis *a, FILE *out, bool verbose);
+void print_text(struct analysis *a, FILE *out, bool verbose, bool all);
 json_t *analysis_json(struct analysis *a);
+void analysis_json_write(struct analysis *a, FILE *out); /* the same, streamed */
 int write_html(struct analysis *a, const char *path);
 
 int cmd_report(int argc, char **argv);

@@ -20,50 +20,16 @@ static void esc(FILE *o, const char *s)
     }
 }
 
-/* the requested size an event carries, for the bars: allocation or workspace */
-static long long request_of(json_t *e, bool *is_alloc)
-{
-    const char *n = jstr(e, "ev", "");
-    *is_alloc = strcmp(n, "alloc_failed") == 0;
-    if (*is_alloc)
-        return jint(e, "bytes", -1);
-    if (strcmp(n, "conv_algos") == 0) {
-        long long need = -1;
-        json_t *a = jget(e, "algos");
-        for (size_t i = 0; i < json_array_size(a); i++) {
-            long long w = jint(json_array_get(a, i), "workspace", -1);
-            if (w > 0 && (need < 0 || w < need))
-                need = w;
-        }
-        return need;
-    }
-    if (strcmp(n, "graph_plan") == 0 || strcmp(n, "conv_exec_failed") == 0 || strcmp(n, "graph_exec_failed") == 0)
-        return jint(e, "workspace", -1);
-    if (strcmp(n, "fallback") == 0)
-        return jint(e, "asked", -1);
-    return -1;
-}
-
 #define W 960
 #define LANE 150
 #define LEFT 70
+#define MAX_LANES 16
 
 static void lane(FILE *o, struct analysis *a, size_t ti, int y0, double t0, double span)
 {
     struct trace *t = &a->s->t[ti];
     json_t *evs = t->events;
-    long long top = 0;
-    for (size_t i = 0; i < json_array_size(evs); i++) {
-        json_t *e = json_array_get(evs, i);
-        bool al;
-        long long r = request_of(e, &al);
-        if (jint(e, "mem.total", 0) > top)
-            top = jint(e, "mem.total", 0);
-        if (r > top)
-            top = r;
-        if (jint(e, "mem.free", 0) > top)
-            top = jint(e, "mem.free", 0);
-    }
+    long long top = t->tl_top;
     int h = LANE - 40, base = y0 + 20 + h;
     char sz[32];
     fprintf(o, "<text x=\"4\" y=\"%d\" class=\"lab\">", y0 + 12);
@@ -80,28 +46,29 @@ static void lane(FILE *o, struct analysis *a, size_t ti, int y0, double t0, doub
     double off = t->wall > 0 ? t->wall : 0;
 #define X(tt) (LEFT + (int)(((tt) + off - t0) / span * (W - LEFT - 20)))
 #define Y(b) (base - (int)((double)(b) / (double)top * h))
-    /* free memory as a line */
+    /* free memory as a line, the sizes asked for as bars: from every event (the reader's timeline) */
     struct sbuf pts = {0};
-    for (size_t i = 0; i < json_array_size(evs) && top > 0; i++) {
-        json_t *e = json_array_get(evs, i);
-        if (jint(e, "mem.free", -1) >= 0)
-            sb_printf(&pts, "%d,%d ", X(jnum(e, "t", 0)), Y(jint(e, "mem.free", 0)));
-    }
+    for (int i = 0; i < t->ntl && top > 0; i++)
+        if (t->tl[i].kind == TL_FREE)
+            sb_printf(&pts, "%d,%d ", X(t->tl[i].t), Y(t->tl[i].v));
     if (pts.len)
         fprintf(o, "<polyline points=\"%s\" class=\"free\"><title>free GPU memory</title></polyline>\n", pts.s);
     free(pts.s);
+    for (int i = 0; i < t->ntl && top > 0; i++) {
+        struct tl_point *q = &t->tl[i];
+        if (q->kind == TL_FREE || q->v <= 0)
+            continue;
+        bool al = q->kind == TL_ALLOC;
+        int x = X(q->t);
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"5\" height=\"%d\" class=\"%s\"><title>", x - 2, Y(q->v),
+                base - Y(q->v) > 1 ? base - Y(q->v) : 1, al ? "alloc" : q->kind == TL_FB ? "fb" : "ws");
+        fprintf(o, "%s %s</title></rect>\n", al ? "allocation" : "workspace", fmt_size(q->v, sz, sizeof sz));
+    }
     int labels = 0;
     for (size_t i = 0; i < json_array_size(evs); i++) {
         json_t *e = json_array_get(evs, i);
         const char *n = jstr(e, "ev", "");
         int x = X(jnum(e, "t", 0));
-        bool al;
-        long long r = request_of(e, &al);
-        if (r > 0 && top > 0) {
-            fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"5\" height=\"%d\" class=\"%s\"><title>", x - 2, Y(r),
-                    base - Y(r) > 1 ? base - Y(r) : 1, al ? "alloc" : strcmp(n, "fallback") == 0 ? "fb" : "ws");
-            fprintf(o, "%s %s</title></rect>\n", al ? "allocation" : "workspace", fmt_size(r, sz, sizeof sz));
-        }
         if (strcmp(n, "lib") == 0)
             fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"lib\"><title>%s</title></line>\n", x,
                     base, x, base + 6, base_name(jstr(e, "path", "?")));
@@ -133,6 +100,152 @@ static bool has_timeline(struct analysis *a, size_t i)
     return a->p[i].nlibs || a->p[i].nfail || a->p[i].nfind;
 }
 
+struct lanes { size_t i[MAX_LANES]; int n; bool *taken; };
+
+static void take_lane(struct analysis *a, struct lanes *l, size_t i)
+{
+    if (l->n < MAX_LANES && !l->taken[i] && has_timeline(a, i))
+        l->taken[i] = true, l->i[l->n++] = i;
+}
+
+/* The processes that get a lane: the first to fail, one of each finding and
+ * of each kind of process, then the rest in order, MAX_LANES at most; shown
+ * in set order (rank, host), as the table. */
+static int pick_lanes(struct analysis *a, size_t *out)
+{
+    struct lanes l = {.taken = calloc(a->s->n ? a->s->n : 1, 1)};
+    if (!l.taken)
+        exit(2);
+    if (a->ff.proc >= 0)
+        take_lane(a, &l, (size_t)a->ff.proc);
+    for (int g = 0; g < a->ngroups; g++)
+        for (int k = 0; k < a->groups[g].nb; k++)
+            take_lane(a, &l, a->blocks[a->groups[g].blocks[k]].p.i[0]);
+    for (int g = 0; g < a->npgroups; g++)
+        take_lane(a, &l, a->pgroups[g].p.i[0]);
+    for (size_t i = 0; i < a->s->n; i++)
+        take_lane(a, &l, i);
+    free(l.taken);
+    for (int x = 1; x < l.n; x++)
+        for (int y = x; y > 0 && l.i[y] < l.i[y - 1]; y--) {
+            size_t z = l.i[y];
+            l.i[y] = l.i[y - 1], l.i[y - 1] = z;
+        }
+    memcpy(out, l.i, (size_t)l.n * sizeof *out);
+    return l.n;
+}
+
+static void process_row(FILE *o, struct analysis *a, size_t i, int max_fail)
+{
+    struct trace *t = &a->s->t[i];
+    char *libs = lib_summary(&a->p[i]);
+    fputs("<tr><td>", o);
+    esc(o, a->p[i].label);
+    fputs("</td><td>", o);
+    esc(o, a->p[i].prog);
+    fputs("</td><td>", o);
+    esc(o, libs);
+    fputs("</td><td>", o);
+    free(libs);
+    int shown = 0;
+    for (size_t k = 0; k < json_array_size(t->events) && shown < max_fail; k++) {
+        if (!is_failure_event(t, k))
+            continue;
+        char *d = describe_event(json_array_get(t->events, k));
+        esc(o, d);
+        fputs("<br>", o);
+        free(d);
+        shown++;
+    }
+    if (a->p[i].nfail > shown)
+        fprintf(o, "and %d more", a->p[i].nfail - shown);
+    fputs("</td></tr>\n", o);
+}
+
+static const char table_head[] = "<table><tr><th>process</th><th>program</th><th>libraries</th><th>failures</th></tr>\n";
+
+/* "ranks 0-999 on node0-node125" and, folded, every label */
+static void who_details(FILE *o, struct analysis *a, const struct procs *p)
+{
+    char *w = who_counted(a, p);
+    if (p->n <= 6) {
+        esc(o, w);
+    } else {
+        fputs("<details><summary>", o);
+        esc(o, w);
+        fputs("</summary><small>", o);
+        for (size_t k = 0; k < p->n; k++) {
+            if (k)
+                fputs(", ", o);
+            esc(o, a->p[p->i[k]].label);
+        }
+        fputs("</small></details>", o);
+    }
+    free(w);
+}
+
+static void problem(FILE *o, struct analysis *a, struct fgroup *g)
+{
+    struct block *b0 = &a->blocks[g->blocks[0]];
+    struct finding *f = &a->f[b0->head];
+    fprintf(o, "<div class=\"problem %s\"><span class=\"layer\">%s</span> <b>", f->r->severity, f->r->layer);
+    esc(o, f->title);
+    fputs("</b> <small>(", o);
+    esc(o, f->r->id);
+    fputs(", ", o);
+    char *w = who_counted(a, &g->p);
+    esc(o, w);
+    free(w);
+    fputs(")</small><dl><dt>you see</dt><dd>", o);
+    esc(o, f->symptom);
+    fputs("</dd><dt>in the trace</dt><dd>", o);
+    esc(o, f->seen);
+    if (a->s->n > 1) {
+        fputs(" <small>(", o);
+        esc(o, a->p[f->ti].label);
+        fputs(")</small>", o);
+    }
+    if (f->driver) {
+        fputs("</dd><dt>the driver said</dt><dd>", o);
+        esc(o, f->driver);
+    }
+    fputs("</dd><dt>cause</dt><dd>", o);
+    esc(o, f->cause);
+    if (g->nb > 1) {
+        fputs(" <small>(", o);
+        w = who_counted(a, &b0->p);
+        esc(o, w);
+        free(w);
+        fprintf(o, ")</small><details><summary>%d variant%s: other numbers or paths</summary><ul>\n", g->nb - 1,
+                g->nb > 2 ? "s" : "");
+        for (int k = 1; k < g->nb; k++) {
+            struct block *b = &a->blocks[g->blocks[k]];
+            struct finding *e = &a->f[b->head];
+            fputs("<li><b>", o);
+            w = who_counted(a, &b->p);
+            esc(o, w);
+            free(w);
+            fputs("</b>: ", o);
+            esc(o, e->cause);
+            if (strcmp(e->fix, f->fix) != 0) {
+                fputs("; fix: ", o);
+                esc(o, e->fix);
+            }
+            fputs("</li>\n", o);
+        }
+        fputs("</ul></details>", o);
+    }
+    fputs("</dd><dt>fix</dt><dd>", o);
+    esc(o, f->fix);
+    fputs("</dd>", o);
+    if (g->p.n > 6) {
+        fputs("<dt>processes</dt><dd>", o);
+        who_details(o, a, &g->p);
+        fputs("</dd>", o);
+    }
+    fputs("</dl></div>\n", o);
+}
+
 int write_html(struct analysis *a, const char *path)
 {
     FILE *o = fopen(path, "w");
@@ -146,6 +259,7 @@ int write_html(struct analysis *a, const char *path)
           ".layer{font-size:12px;background:#444;color:#fff;padding:1px 6px;border-radius:3px}\n"
           "dt{font-weight:bold;margin-top:4px} dd{margin-left:16px} code{background:#eee}\n"
           "table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}\n"
+          "details{margin:4px 0} summary{cursor:pointer}\n"
           ".ok{color:#2e7d32;font-weight:bold}\n"
           "svg{border:1px solid #ddd;background:#fcfcfc} .lab{font:bold 12px sans-serif}\n"
           ".small{font:11px sans-serif;fill:#555} .ftext{font:11px sans-serif;fill:#b71c1c}\n"
@@ -159,30 +273,32 @@ int write_html(struct analysis *a, const char *path)
         fprintf(o, "<b>%d problem%s</b></p>\n", problems, problems > 1 ? "s" : "");
     else
         fputs("<span class=\"ok\">no problem found</span></p>\n", o);
-    for (size_t i = 0; i < a->nf; i++) {
-        struct finding *f = &a->f[i];
-        if (f->block != (int)i)
-            continue;
-        fprintf(o, "<div class=\"problem %s\"><span class=\"layer\">%s</span> <b>", f->r->severity, f->r->layer);
-        esc(o, f->title);
-        fputs("</b> <small>(", o);
-        esc(o, f->r->id);
-        fputs(", ", o);
-        esc(o, a->p[f->ti].label);
-        fputs(")</small><dl><dt>you see</dt><dd>", o);
-        esc(o, f->symptom);
-        fputs("</dd><dt>in the trace</dt><dd>", o);
-        esc(o, f->seen);
-        if (f->driver) {
-            fputs("</dd><dt>the driver said</dt><dd>", o);
-            esc(o, f->driver);
+    char *head = a->s->n > 1 ? first_failure_head(a) : NULL;
+    if (head) {
+        fputs("<h2>First failure</h2>\n<p>", o);
+        esc(o, head);
+        fputs("</p>\n<ul>\n", o);
+        free(head);
+        for (int k = 0; k < AFTER_KINDS; k++) {
+            char *t = after_text(a, (enum after_kind)k);
+            if (!t)
+                continue;
+            fputs("<li>", o);
+            esc(o, t);
+            fputs("</li>\n", o);
+            free(t);
         }
-        fputs("</dd><dt>cause</dt><dd>", o);
-        esc(o, f->cause);
-        fputs("</dd><dt>fix</dt><dd>", o);
-        esc(o, f->fix);
-        fputs("</dd></dl></div>\n", o);
+        fputs("</ul>\n", o);
+        char *c = clock_note(a);
+        if (c) {
+            fputs("<p><small>", o);
+            esc(o, c);
+            fputs("</small></p>\n", o);
+            free(c);
+        }
     }
+    for (int g = 0; g < a->ngroups; g++)
+        problem(o, a, &a->groups[g]);
     if (json_array_size(a->incons)) {
         fputs("<h2>Inconsistent across processes</h2><ul>\n", o);
         for (size_t i = 0; i < json_array_size(a->incons); i++) {
@@ -192,58 +308,84 @@ int write_html(struct analysis *a, const char *path)
         }
         fputs("</ul>\n", o);
     }
-    /* the timeline: one lane per process that did something with CUDA */
+    /* the timeline: one lane per chosen process */
+    size_t pick[MAX_LANES];
+    int lanes = pick_lanes(a, pick);
     double t0 = 1e300, t1 = -1e300;
-    int lanes = 0;
-    for (size_t i = 0; i < a->s->n; i++) {
-        if (!has_timeline(a, i) || lanes >= 16)
-            continue;
-        lanes++;
-        struct trace *t = &a->s->t[i];
+    for (int k = 0; k < lanes; k++) {
+        struct trace *t = &a->s->t[pick[k]];
         double off = t->wall > 0 ? t->wall : 0;
-        for (size_t k = 0; k < json_array_size(t->events); k++) {
-            double tt = jnum(json_array_get(t->events, k), "t", 0) + off;
-            t0 = tt < t0 ? tt : t0;
-            t1 = tt > t1 ? tt : t1;
-        }
+        t0 = off < t0 ? off : t0;
+        t1 = off + t->t_last > t1 ? off + t->t_last : t1;
     }
     if (lanes) {
         double span = t1 - t0 > 1e-6 ? t1 - t0 : 1;
         fputs("<h2>Timeline</h2>\n<p><small>green line: free GPU memory; red bars: allocations that failed; orange: "
-              "workspace requests; blue: fallbacks; red dots: failures; grey ticks: libraries loaded</small></p>\n", o);
+              "workspace requests; blue: fallbacks; red dots: failures; grey ticks: libraries loaded", o);
+        if ((size_t)lanes < a->s->n)
+            fprintf(o, "; %d of the %zu processes: the first to fail and one of each kind", lanes, a->s->n);
+        fputs("</small></p>\n", o);
         fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W,
                 lanes * LANE + 20, W, lanes * LANE + 20);
-        int k = 0;
-        for (size_t i = 0; i < a->s->n && k < lanes; i++)
-            if (has_timeline(a, i))
-                lane(o, a, i, k++ * LANE, t0, span);
+        for (int k = 0; k < lanes; k++)
+            lane(o, a, pick[k], k * LANE, t0, span);
         fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"small\">%.3f s</text>\n", W - 70, lanes * LANE + 14, span);
         fputs("</svg>\n", o);
     }
-    fputs("<h2>Processes</h2>\n<table><tr><th>process</th><th>program</th><th>libraries</th><th>failures</th></tr>\n", o);
-    for (size_t i = 0; i < a->s->n; i++) {
-        struct trace *t = &a->s->t[i];
-        char *libs = lib_summary(&a->p[i]);
-        fputs("<tr><td>", o);
-        esc(o, a->p[i].label);
-        fputs("</td><td>", o);
-        esc(o, a->p[i].prog);
-        fputs("</td><td>", o);
-        esc(o, libs);
-        fputs("</td><td>", o);
-        free(libs);
-        int shown = 0;
-        for (size_t k = 0; k < json_array_size(t->events) && shown < 10; k++) {
-            if (!is_failure_event(t, k))
-                continue;
-            char *d = describe_event(json_array_get(t->events, k));
-            esc(o, d);
-            fputs("<br>", o);
-            free(d);
-            shown++;
+    fputs("<h2>Processes</h2>\n", o);
+    if (a->s->n <= MAX_LANES) {
+        fputs(table_head, o);
+        for (size_t i = 0; i < a->s->n; i++)
+            process_row(o, a, i, 10);
+        fputs("</table>\n", o);
+    } else {
+        /* one folded table per kind of process, the largest first; the rest last */
+        bool *listed = calloc(a->s->n, 1);
+        if (!listed)
+            exit(2);
+        int *order = malloc((size_t)(a->npgroups ? a->npgroups : 1) * sizeof *order);
+        for (int g = 0; g < a->npgroups; g++)
+            order[g] = g;
+        for (int x = 1; x < a->npgroups; x++)
+            for (int y = x; y > 0 && a->pgroups[order[y]].p.n > a->pgroups[order[y - 1]].p.n; y--) {
+                int z = order[y];
+                order[y] = order[y - 1], order[y - 1] = z;
+            }
+        for (int g = 0; g < a->npgroups; g++) {
+            struct pgroup *pg = &a->pgroups[order[g]];
+            char *w = who_counted(a, &pg->p);
+            fputs("<details><summary>", o);
+            esc(o, w);
+            fputs(": ", o);
+            esc(o, pg->line);
+            fputs("</summary>\n", o);
+            fputs(table_head, o);
+            for (size_t k = 0; k < pg->p.n; k++) {
+                process_row(o, a, pg->p.i[k], 3);
+                listed[pg->p.i[k]] = true;
+            }
+            fputs("</table></details>\n", o);
+            free(w);
         }
-        fputs("</td></tr>\n", o);
+        free(order);
+        struct procs rest = {0};
+        for (size_t i = 0; i < a->s->n; i++)
+            if (!listed[i])
+                procs_add(&rest, i);
+        if (rest.n) {
+            char *w = who_counted(a, &rest);
+            fputs("<details><summary>", o);
+            esc(o, w);
+            fputs(": no CUDA library, no failure</summary>\n", o);
+            fputs(table_head, o);
+            for (size_t k = 0; k < rest.n; k++)
+                process_row(o, a, rest.i[k], 3);
+            fputs("</table></details>\n", o);
+            free(w);
+        }
+        procs_free(&rest);
+        free(listed);
     }
-    fputs("</table>\n</body></html>\n", o);
+    fputs("</body></html>\n", o);
     return fclose(o);
 }

@@ -1,5 +1,5 @@
 /* report.h - the analysis of a trace set, shared by the text, JSON and HTML
- * outputs (report.c, html.c). */
+ * outputs (report.c, html.c) and the grouping of many processes (group.c). */
 #ifndef CONVGUARD_REPORT_H
 #define CONVGUARD_REPORT_H
 #include "cli.h"
@@ -12,7 +12,7 @@ struct finding {
     int count;      /* how many events matched */
     char *title, *symptom, *seen, *cause, *fix;
     char *driver;   /* the driver's own words about it, quoted (rules_code.c), or NULL */
-    int block;      /* index of the first finding with the same rule and cause */
+    int block;      /* index of the first finding with the same rule, cause and fix */
 };
 
 struct proc_sum {
@@ -22,16 +22,70 @@ struct proc_sum {
     bool cudnn_mixed;
     char *cudnn_mix;  /* "libcudnn_graph.so.9 9.14.0 from /usr/lib/..." : parts of other versions */
     int nlibs, nparts, nfail, nfind;
+    int main_group;   /* the group of its first finding (a->groups), -1 */
+    int first_f;      /* its first finding (a->f), -1 */
+    double fail_t;    /* `t` of its first failure, -1: none */
+    json_t *fail_ev;  /* that failure (borrowed) */
+};
+
+/* A set of processes, as indexes into the trace set, in set order. */
+struct procs { size_t *i; size_t n, cap; };
+
+/* One block: the processes with the same finding (rule, cause, fix). */
+struct block { int head; struct procs p; int group; };
+
+/* One group: blocks of one rule whose texts differ only in their numbers
+ * (the free memory, a pid): told once, the variants below it. */
+struct fgroup { int *blocks; int nb; struct procs p; };
+
+/* Processes alike in the table: the same program, libraries and verdict. */
+struct pgroup { char *line; struct procs p; };
+
+/* What happened after the first failure, by kind (first_failure). */
+enum after_kind { AFTER_SAME, AFTER_KILLED, AFTER_TIMEOUT, AFTER_STOPPED, AFTER_OTHER, AFTER_KINDS };
+struct after { struct procs p; double dt_min, dt_max; json_t *signals; /* {SIGABRT: n} */ };
+
+struct first_failure {
+    int proc;          /* -1: no process failed */
+    double wall;       /* its wall-clock time */
+    int rival;         /* the next failure on another host, -1 */
+    double rival_dt;
+    struct after after[AFTER_KINDS];
+    size_t quiet;      /* others that ran on without a failure */
 };
 
 struct analysis {
     struct trace_set *s;
     struct finding *f;
-    size_t nf;
+    size_t nf, capf;
     struct proc_sum *p;
-    json_t *incons;   /* [{what, text, values: [{value, processes: [label]}]}] */
+    json_t *incons;   /* [{what, text, values: [{value, processes: [label], count, who}]}] */
     int nhosts, nblocks;
+    struct block *blocks;
+    struct fgroup *groups;  /* in rule-table order */
+    int ngroups;
+    struct pgroup *pgroups;
+    int npgroups;
+    struct first_failure ff;
 };
 
 char *lib_summary(struct proc_sum *p);
+char *lib_short(struct proc_sum *p);
+
+/* group.c */
+void procs_add(struct procs *p, size_t i);
+void procs_free(struct procs *p);
+/* "rank 37 (node4:1234)" for one, "ranks 0-999 on node0-node125" for more */
+char *who_text(struct analysis *a, const struct procs *p);
+/* "1000 processes: ranks 0-999 on node0-node125", or the one label */
+char *who_counted(struct analysis *a, const struct procs *p);
+char *hosts_text(struct analysis *a, const struct procs *p); /* "node0-node125" */
+void group_findings(struct analysis *a);  /* blocks and groups */
+void group_processes(struct analysis *a, bool (*shown)(struct analysis *, size_t));
+void find_first_failure(struct analysis *a);
+char *first_failure_head(struct analysis *a);  /* "rank 3 (h:1) at 2026-... UTC, 7.07 s after it started: #8 ..." */
+char *after_text(struct analysis *a, enum after_kind k); /* one line per kind, NULL when none */
+char *clock_note(struct analysis *a);    /* NULL when one host */
+json_t *first_failure_json(struct analysis *a);
+void analysis_groups_free(struct analysis *a);
 #endif

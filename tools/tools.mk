@@ -17,7 +17,7 @@ $(BUILD)/tools:
 $(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR) | $(BUILD)/tools
 	$(CC) $(CFLAGS) $(JANSSON_CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
 $(BUILD)/convguard: $(TOOLS_OBJ)
-	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) $(JANSSON_LIBS) -ldl -lm
+	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) $(JANSSON_LIBS) -ldl -lm -lpthread
 
 # test programs of tests/report/
 $(BUILD)/report:

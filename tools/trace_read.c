@@ -4,12 +4,20 @@
  * it, or the file was copied while it grew), hold garbage (a disk error, a
  * program writing into the wrong descriptor), very long lines, bytes that are
  * not UTF-8 (paths are bytes), or come from another convguard version.  Every
- * line is judged alone: a bad one is counted and skipped, never fatal. */
+ * line is judged alone: a bad one is counted and skipped, never fatal.
+ *
+ * A job's traces can be gigabytes: each file is read once, line by line, by
+ * one of a few threads, and what is kept of it is bounded (below), so memory
+ * follows the number of processes, not the size of their traces. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -75,11 +83,258 @@ static void add_stem(json_t *ev)
         json_object_set_new(ev, "stem", json_stringn(name, so ? (size_t)(so - name) + 3 : strlen(name)));
 }
 
-static void take_meta(struct trace *t)
+/* ---- which events are kept
+ *
+ * The rules read events of the kinds their patterns name (rules.def: RULE and
+ * FAILURE rows) and, in their match functions, the process's start, exit and
+ * lib events; a match function may read every event of a kind a pattern
+ * names, matched or not (the driver's messages around a failure, the names
+ * cuDNN probed).  So an event is kept when its name is `start`, `exit` or
+ * `lib` or is named by some pattern of the table; every other event is
+ * counted (lines, seq gaps, the timeline's numbers) and dropped as soon as it
+ * is read, without being built as JSON.  Which failed loads a later load
+ * resolved (cuDNN's probes) is decided as the loads are read, so that it
+ * holds when loads past the cap are dropped.  Of each kind the first KEEP_FIRST and the last KEEP_LAST are kept (a
+ * process that failed a million times gets the first failures and the last
+ * ones, and a count of the rest), so what is kept of a trace is bounded
+ * whatever its size. */
+#define KEEP_FIRST 64
+#define KEEP_FIRST_LIB 1024 /* lib and dlopen: a process maps a bounded number of CUDA libraries */
+#define KEEP_LAST 16
+#define MAX_NAMES 96
+
+static char names[MAX_NAMES][48];
+static size_t n_names;
+
+static void add_name(const char *n, size_t len)
+{
+    if (len == 0 || len >= sizeof names[0])
+        return;
+    for (size_t i = 0; i < n_names; i++)
+        if (strlen(names[i]) == len && memcmp(names[i], n, len) == 0)
+            return;
+    if (n_names < MAX_NAMES) {
+        memcpy(names[n_names], n, len);
+        names[n_names++][len] = 0;
+    }
+}
+
+/* the event names of "ev[:cond,...]|ev2...", clauses joined by & (a ! before one: none of those) */
+static void add_pattern_names(const char *pattern)
+{
+    for (const char *c = pattern; c && *c;) {
+        c += *c == '!';
+        add_name(c, strcspn(c, ":|&"));
+        c += strcspn(c, "|&");
+        c = *c ? c + 1 : NULL;
+    }
+}
+
+static void build_names(void)
+{
+    add_name("start", 5), add_name("exit", 4), add_name("lib", 3);
+    for (size_t i = 0; i < n_rules; i++)
+        add_pattern_names(rules[i].pattern);
+    for (size_t i = 0; i < n_failure_texts; i++)
+        add_pattern_names(failure_texts[i].pattern);
+}
+
+static int name_index(const char *n, size_t len)
+{
+    for (size_t i = 0; i < n_names; i++)
+        if (strncmp(names[i], n, len) == 0 && names[i][len] == 0)
+            return (int)i;
+    return -1;
+}
+
+struct kept { long ord; json_t *ev; };
+struct kind_state {
+    int first;                  /* kept from the start */
+    struct kept ring[KEEP_LAST]; /* the latest past the first ones */
+    int ring_n, ring_at;
+    long elided;
+};
+struct reading {
+    struct kept *k;
+    size_t nk, capk;
+    struct kind_state kind[MAX_NAMES];
+    json_t *pending[64];        /* failed loads no later load has resolved yet (references) */
+    int npending;
+    /* seq numbers seen: lines of threads may land out of order, so gaps are
+     * counted once the file is read (sorted), not line by line; a file's
+     * worth of numbers, freed with it */
+    long long *seqs;
+    size_t nseq, capseq;
+};
+
+static void keep(struct reading *r, int kind, long ord, json_t *ev)
+{
+    struct kind_state *ks = &r->kind[kind];
+    int cap = strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
+              : strcmp(names[kind], "start") == 0                                  ? 1
+                                                                                   : KEEP_FIRST;
+    if (ks->first < cap) {
+        ks->first++;
+        if (r->nk == r->capk) {
+            r->capk = r->capk ? r->capk * 2 : 64;
+            r->k = realloc(r->k, r->capk * sizeof *r->k);
+            if (!r->k)
+                exit(2);
+        }
+        r->k[r->nk++] = (struct kept){ord, ev};
+        return;
+    }
+    if (kind == name_index("start", 5)) { /* a second start line: only the first one counts */
+        json_decref(ev);
+        ks->elided++;
+        return;
+    }
+    if (ks->ring_n == KEEP_LAST) {
+        json_decref(ks->ring[ks->ring_at].ev);
+        ks->elided++;
+    } else {
+        ks->ring_n++;
+    }
+    ks->ring[ks->ring_at] = (struct kept){ord, ev};
+    ks->ring_at = (ks->ring_at + 1) % KEEP_LAST;
+}
+
+static char *stem_of(const char *name)
+{
+    const char *b = base_name(name), *so = strstr(b, ".so");
+    return so ? xasprintf("%.*s", (int)(so - b) + 3, b) : xstrdup(b);
+}
+
+/* A failed load that a later load of the same library (same stem, or named
+ * among the success's benign probes) resolved is no failure: cuDNN's probes.
+ * Decided here, as the loads go by, so the successes need not be kept. */
+static void loads(struct reading *r, json_t *ev)
+{
+    if (jtrue(ev, "ok")) {
+        char *s = stem_of(jstr(ev, "name", ""));
+        json_t *probes = jget(ev, "benign_probes");
+        for (int i = 0; i < r->npending;) {
+            json_t *f = r->pending[i];
+            /* only a file that was absent is a probe; a broken one stays a failure */
+            bool same = load_failure_absent(f) && strcmp(s, jstr(f, "stem", "")) == 0;
+            for (size_t k = 0; k < json_array_size(probes) && !same && load_failure_absent(f); k++)
+                same = strcmp(json_string_value(json_array_get(probes, k)) ?: "", jstr(f, "name", "")) == 0;
+            if (same) {
+                json_object_set_new(f, RESOLVED_KEY, json_true());
+                json_decref(f);
+                r->pending[i] = r->pending[--r->npending];
+            } else {
+                i++;
+            }
+        }
+        free(s);
+    } else if (json_is_false(json_object_get(ev, "ok"))) {
+        if (r->npending == 64) { /* the oldest stays unresolved */
+            json_decref(r->pending[0]);
+            memmove(r->pending, r->pending + 1, 63 * sizeof *r->pending);
+            r->npending--;
+        }
+        r->pending[r->npending++] = json_incref(ev);
+    }
+}
+
+/* ---- the timeline: free memory and sizes asked for, at most TL_MAX points
+ * per process; when full, every other point goes and only every second one
+ * after that is taken, so the points stay spread over the whole run. */
+#define TL_MAX 256
+
+static void tl_add(struct trace *t, double tt, enum tl_kind kind, long long v)
+{
+    if (v < 0)
+        return;
+    if (v > t->tl_top)
+        t->tl_top = v;
+    if (t->tl_seen++ % t->tl_stride)
+        return;
+    if (t->ntl == TL_MAX) {
+        for (int i = 0; i < TL_MAX / 2; i++)
+            t->tl[i] = t->tl[2 * i];
+        t->ntl = TL_MAX / 2;
+        t->tl_stride *= 2;
+    }
+    if (!t->tl) {
+        t->tl = malloc(TL_MAX * sizeof *t->tl);
+        if (!t->tl)
+            exit(2);
+    }
+    t->tl[t->ntl++] = (struct tl_point){(float)tt, (unsigned char)kind, v};
+}
+
+/* the size an event asks for: an allocation, a workspace, a fallback's */
+static void tl_request(struct trace *t, json_t *e, const char *n, double tt)
+{
+    if (strcmp(n, "alloc_failed") == 0) {
+        tl_add(t, tt, TL_ALLOC, jint(e, "bytes", -1));
+    } else if (strcmp(n, "conv_algos") == 0) {
+        long long need = -1;
+        json_t *a = jget(e, "algos");
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            long long w = jint(json_array_get(a, i), "workspace", -1);
+            if (w > 0 && (need < 0 || w < need))
+                need = w;
+        }
+        tl_add(t, tt, TL_WS, need);
+    } else if (strcmp(n, "graph_plan") == 0 || strcmp(n, "conv_exec_failed") == 0 ||
+               strcmp(n, "graph_exec_failed") == 0) {
+        tl_add(t, tt, TL_WS, jint(e, "workspace", -1));
+    } else if (strcmp(n, "fallback") == 0) {
+        tl_add(t, tt, TL_FB, jint(e, "asked", -1));
+    }
+    if (jint(e, "mem.total", -1) > t->tl_top)
+        t->tl_top = jint(e, "mem.total", -1);
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+    long x = ((const struct kept *)a)->ord, y = ((const struct kept *)b)->ord;
+    return x < y ? -1 : x > y;
+}
+
+static void finish_reading(struct trace *t, struct reading *r)
+{
+    for (size_t i = 0; i < n_names; i++) {
+        struct kind_state *ks = &r->kind[i];
+        for (int k = 0; k < ks->ring_n; k++) {
+            if (r->nk == r->capk) {
+                r->capk = r->capk ? r->capk * 2 : 64;
+                r->k = realloc(r->k, r->capk * sizeof *r->k);
+                if (!r->k)
+                    exit(2);
+            }
+            r->k[r->nk++] = ks->ring[(ks->ring_at + KEEP_LAST - ks->ring_n + k) % KEEP_LAST];
+        }
+        if (ks->elided) {
+            if (!t->elided)
+                t->elided = json_object();
+            json_object_set_new(t->elided, names[i], json_integer(ks->elided));
+            t->st.elided += ks->elided;
+        }
+    }
+    if (r->nk > 1)
+        qsort(r->k, r->nk, sizeof *r->k, cmp_kept);
+    for (size_t i = 0; i < r->nk; i++) {
+        json_t *ev = r->k[i].ev;
+        const char *name = jstr(ev, "ev", "");
+        if (!t->start && strcmp(name, "start") == 0)
+            t->start = ev;
+        if (strcmp(name, "exit") == 0)
+            t->exit = ev;
+        json_array_append_new(t->events, ev);
+    }
+    for (int i = 0; i < r->npending; i++)
+        json_decref(r->pending[i]);
+    free(r->k);
+}
+
+static void take_meta(struct trace *t, long long first_pid)
 {
     json_t *s = t->start;
-    json_t *any = json_array_size(t->events) ? json_array_get(t->events, 0) : NULL;
-    t->pid = jint(s, "pid", jint(any, "pid", -1));
+    t->pid = jint(s, "pid", first_pid);
     t->ppid = jint(s, "ppid", -1);
     t->forked_from = jint(s, "forked_from", -1);
     t->rank = jint(s, "rank", -1);
@@ -108,21 +363,107 @@ static long missing_seqs(long long *seqs, size_t n)
     return gaps;
 }
 
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+/* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
+static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
+                      long long *first_pid)
+{
+    struct json_scan sc;
+    bool ok = json_scan_line(line, n, &sc);
+    if ((sc.high_bytes || !ok) && fix_utf8((unsigned char *)line, n))
+        t->st.fixed_utf8++;
+    /* a key written with escapes ("\u0065v") may be one of the picked fields:
+     * jansson decides, and gives them */
+    json_t *ev = NULL;
+    if (ok && (sc.escaped_key || sc.ev_escaped)) {
+        json_error_t err;
+        ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+        ok = ev != NULL;
+        if (ok) {
+            sc.has_ev = json_is_string(json_object_get(ev, "ev"));
+            sc.ev = jstr(ev, "ev", ""), sc.ev_len = strlen(sc.ev);
+            sc.seq = jint(ev, "seq", -1), sc.has_seq = json_object_get(ev, "seq") != NULL;
+            sc.t = jnum(ev, "t", 0), sc.pid = jint(ev, "pid", -1), sc.truncated = jtrue(ev, "truncated");
+            sc.workspace = jint(ev, "workspace", -1), sc.mem_free = jint(ev, "mem.free", -1);
+        }
+    }
+    if (!ok || !sc.has_ev) {
+        json_decref(ev);
+        if (!whole)
+            t->st.last_line_cut = true;
+        else
+            t->st.bad_lines++;
+        return;
+    }
+    int kind = name_index(sc.ev, sc.ev_len);
+    if (kind >= 0 && !ev) {
+        json_error_t err;
+        ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
+            json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
+            if (!whole)
+                t->st.last_line_cut = true;
+            else
+                t->st.bad_lines++;
+            return;
+        }
+    }
+    t->st.events++;
+    if (*first_pid < 0)
+        *first_pid = sc.pid;
+    if (sc.truncated)
+        t->st.cut_lines++;
+    if (sc.has_seq && sc.seq >= 0) {
+        if (r->nseq == r->capseq) {
+            r->capseq = r->capseq ? r->capseq * 2 : 256;
+            r->seqs = realloc(r->seqs, r->capseq * sizeof *r->seqs);
+            if (!r->seqs)
+                exit(2);
+        }
+        r->seqs[r->nseq++] = sc.seq;
+    }
+    if (sc.t > t->t_last)
+        t->t_last = sc.t;
+    tl_add(t, sc.t, TL_FREE, sc.mem_free);
+    if (sc.mem_total > t->tl_top)
+        t->tl_top = sc.mem_total;
+    if (!ev) { /* an event no rule looks at */
+        if (sc.ev_len == 10 && memcmp(sc.ev, "graph_plan", 10) == 0)
+            tl_add(t, sc.t, TL_WS, sc.workspace);
+        return;
+    }
+    add_status_name(ev);
+    add_stem(ev);
+    const char *name = jstr(ev, "ev", "");
+    tl_request(t, ev, name, sc.t);
+    if (strcmp(name, "dlopen") == 0)
+        loads(r, ev);
+    if (kind >= 0)
+        keep(r, kind, ord, ev);
+    else
+        json_decref(ev);
+}
+
 int trace_read_file(const char *path, struct trace *t)
 {
+    pthread_once(&names_once, build_names);
     memset(t, 0, sizeof *t);
+    t->tl_stride = 1;
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
     t->file = xstrdup(path);
     t->events = json_array();
+    struct reading *r = calloc(1, sizeof *r);
+    if (!r)
+        exit(2);
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    /* seq numbers seen: lines of threads may land out of order, so gaps are
-     * counted once the file is read (sorted), not line by line */
-    long long *seqs = NULL;
-    size_t nseq = 0, seqcap = 0;
+    long long first_pid = -1;
+    long ord = 0;
     while ((n = getline(&line, &cap, f)) > 0) {
         bool whole = line[n - 1] == '\n';
         if (whole)
@@ -136,56 +477,36 @@ int trace_read_file(const char *path, struct trace *t)
             t->st.bad_lines++;
             continue;
         }
-        if (fix_utf8((unsigned char *)line, (size_t)n))
-            t->st.fixed_utf8++;
-        json_error_t err;
-        json_t *ev = json_loadb(line, (size_t)n, JSON_REJECT_DUPLICATES, &err);
-        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
-            json_decref(ev);
-            if (!whole)
-                t->st.last_line_cut = true;
-            else
-                t->st.bad_lines++;
-            continue;
+        read_line(t, r, line, (size_t)n, whole, ord++, &first_pid);
+        if (cap > 4 * HUGE_LINE && n < HUGE_LINE) { /* one huge line does not keep its buffer */
+            free(line);
+            line = NULL;
+            cap = 0;
         }
-        t->st.events++;
-        if (jtrue(ev, "truncated"))
-            t->st.cut_lines++;
-        long long seq = jint(ev, "seq", -1);
-        if (seq >= 0) {
-            if (nseq == seqcap) {
-                seqcap = seqcap ? seqcap * 2 : 256;
-                long long *g = realloc(seqs, seqcap * sizeof *seqs);
-                if (!g) {
-                    fputs("convguard: out of memory\n", stderr);
-                    exit(2);
-                }
-                seqs = g;
-            }
-            seqs[nseq++] = seq;
-        }
-        add_status_name(ev);
-        add_stem(ev);
-        const char *name = jstr(ev, "ev", "");
-        if (!t->start && strcmp(name, "start") == 0)
-            t->start = ev;
-        if (strcmp(name, "exit") == 0)
-            t->exit = ev;
-        json_array_append_new(t->events, ev);
     }
     free(line);
-    t->st.seq_gaps = missing_seqs(seqs, nseq);
-    free(seqs);
+    t->st.seq_gaps = missing_seqs(r->seqs, r->nseq);
+    free(r->seqs);
+    finish_reading(t, r);
+    free(r);
     int bad = ferror(f);
     fclose(f);
     if (bad) {
+        trace_free(t);
         errno = EIO;
-        json_decref(t->events);
-        free(t->file);
         return -1;
     }
-    take_meta(t);
+    take_meta(t, first_pid);
     return 0;
+}
+
+void trace_free(struct trace *t)
+{
+    json_decref(t->events);
+    json_decref(t->elided);
+    free(t->file);
+    free(t->tl);
+    memset(t, 0, sizeof *t);
 }
 
 static void add_unreadable(struct trace_set *s, const char *path, const char *why)
@@ -195,27 +516,100 @@ static void add_unreadable(struct trace_set *s, const char *path, const char *wh
     json_array_append_new(s->unreadable, json_pack("{s:s, s:s}", "path", path, "error", why));
 }
 
-static int add_file(struct trace_set *s, const char *path)
+static void append(struct trace_set *s, struct trace *t)
 {
-    struct trace t;
-    if (trace_read_file(path, &t) != 0) {
-        add_unreadable(s, path, strerror(errno));
-        return -1;
-    }
-    if (t.st.events == 0) {
-        add_unreadable(s, path, "no convguard events in it");
-        json_decref(t.events);
-        free(t.file);
-        return -1;
-    }
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 16;
         s->t = realloc(s->t, s->cap * sizeof *s->t);
         if (!s->t)
             exit(2);
     }
-    s->t[s->n++] = t;
-    return 0;
+    s->t[s->n++] = *t;
+}
+
+/* ---- many files at once: each read by one of a few threads, in any order,
+ * put in the set in the order given */
+struct batch {
+    char **paths;
+    struct trace *out;
+    int *err;
+    size_t n;
+    atomic_size_t next;
+};
+
+static void *reader(void *arg)
+{
+    struct batch *b = arg;
+    size_t i;
+    while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
+        errno = 0;
+        if (trace_read_file(b->paths[i], &b->out[i]) != 0)
+            b->err[i] = errno ? errno : EIO;
+    }
+    return NULL;
+}
+
+static int threads_wanted(size_t files)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = CPU_COUNT(&set);
+    const char *env = getenv("CONVGUARD_REPORT_THREADS");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 1 || v > 64) {
+            static bool warned;
+            if (!warned)
+                fprintf(stderr, "convguard: CONVGUARD_REPORT_THREADS=%s is not a number of threads from 1 to 64; "
+                                "using %ld\n", env, n < 8 ? n : 8);
+            warned = true;
+        } else {
+            n = v;
+        }
+    } else if (n > 8) {
+        n = 8;
+    }
+    if (n < 1)
+        n = 1;
+    return (size_t)n > files ? (int)files : (int)n;
+}
+
+static int read_files(struct trace_set *s, char **paths, size_t n)
+{
+    if (n == 0)
+        return 0;
+    pthread_once(&names_once, build_names);
+    json_object_seed(0); /* before any thread builds an object */
+    struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0};
+    if (!b.out || !b.err)
+        exit(2);
+    int nt = threads_wanted(n), started = 0;
+    pthread_t th[64];
+    for (int i = 1; i < nt; i++)
+        if (pthread_create(&th[started], NULL, reader, &b) == 0)
+            started++;
+    reader(&b);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (b.err[i]) {
+            add_unreadable(s, paths[i], strerror(b.err[i]));
+            bad++;
+        } else if (b.out[i].st.events == 0) {
+            add_unreadable(s, paths[i], b.out[i].st.lines == 0 ? "no convguard events in it (an empty file)"
+                                                               : "no convguard events in it (no line is a JSON event)");
+            trace_free(&b.out[i]);
+            bad++;
+        } else {
+            append(s, &b.out[i]);
+        }
+    }
+    free(b.out);
+    free(b.err);
+    return bad;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -226,39 +620,53 @@ static bool ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+struct paths { char **p; size_t n, cap; };
+
+static void paths_add(struct paths *l, char *p)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->p = realloc(l->p, l->cap * sizeof *l->p);
+        if (!l->p)
+            exit(2);
+    }
+    l->p[l->n++] = p;
+}
+
 /* Directories: every *.jsonl, and sub-directories (one per host, say) a few
- * levels down.  Returns the number of files that could not be read. */
-static int add_dir(struct trace_set *s, const char *dir, int depth)
+ * levels down, in name order.  Returns the number of folders that could not
+ * be read. */
+static int list_dir(struct trace_set *s, const char *dir, int depth, struct paths *out)
 {
     DIR *d = opendir(dir);
     if (!d) {
         add_unreadable(s, dir, strerror(errno));
         return 1;
     }
-    char **names = NULL;
-    size_t n = 0;
+    struct paths names = {0};
     struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        names = realloc(names, (n + 1) * sizeof *names);
-        names[n++] = xstrdup(e->d_name);
-    }
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            paths_add(&names, xstrdup(e->d_name));
     closedir(d);
-    if (n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
-        qsort(names, n, sizeof *names, cmp_str);
+    if (names.n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
+        qsort(names.p, names.n, sizeof *names.p, cmp_str);
     int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *p = xasprintf("%s/%s", dir, names[i]);
+    for (size_t i = 0; i < names.n; i++) {
+        char *p = xasprintf("%s/%s", dir, names.p[i]);
         struct stat st;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4)
-            bad += add_dir(s, p, depth + 1);
-        else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && ends_with(names[i], ".jsonl"))
-            bad += add_file(s, p) != 0;
-        free(p);
-        free(names[i]);
+        bool ok = stat(p, &st) == 0;
+        if (ok && S_ISDIR(st.st_mode) && depth < 4) {
+            bad += list_dir(s, p, depth + 1, out);
+            free(p);
+        } else if (ok && S_ISREG(st.st_mode) && ends_with(names.p[i], ".jsonl")) {
+            paths_add(out, p);
+        } else {
+            free(p);
+        }
+        free(names.p[i]);
     }
-    free(names);
+    free(names.p);
     return bad;
 }
 
@@ -269,18 +677,27 @@ int trace_set_add(struct trace_set *s, const char *path)
         add_unreadable(s, path, strerror(errno));
         return -1;
     }
+    struct paths l = {0};
+    int bad = 0;
     if (S_ISDIR(st.st_mode))
-        return add_dir(s, path, 0) ? -1 : 0;
-    return add_file(s, path);
+        bad = list_dir(s, path, 0, &l);
+    else
+        paths_add(&l, xstrdup(path));
+    bad += read_files(s, l.p, l.n);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.p[i]);
+    free(l.p);
+    return bad ? -1 : 0;
 }
 
+/* rank, then host (node2 before node10), start time, pid */
 static int cmp_trace(const void *pa, const void *pb)
 {
     const struct trace *a = pa, *b = pb;
     long long ra = a->rank < 0 ? 1ll << 40 : a->rank, rb = b->rank < 0 ? 1ll << 40 : b->rank;
     if (ra != rb)
         return ra < rb ? -1 : 1;
-    int h = strcmp(a->host, b->host);
+    int h = natural_cmp(a->host, b->host);
     if (h)
         return h;
     if (a->wall != b->wall)
@@ -288,15 +705,53 @@ static int cmp_trace(const void *pa, const void *pb)
     return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
+/* The set's traces by (host, pid), in set order within one: finds the
+ * traces of one pid on one host without a pass over the whole set. */
+static struct trace_set *by_pid_set;
+static int cmp_by_pid(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    const struct trace *x = &by_pid_set->t[a], *y = &by_pid_set->t[b];
+    int h = strcmp(x->host, y->host);
+    if (h)
+        return h;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* [*lo, *hi) of `idx`: the traces of `pid` on `host` */
+static void pid_range(struct trace_set *s, const size_t *idx, const char *host, long long pid, size_t *lo,
+                      size_t *hi)
+{
+    size_t a = 0, b = s->n;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        const struct trace *u = &s->t[idx[m]];
+        int h = strcmp(u->host, host);
+        if (h < 0 || (h == 0 && u->pid < pid))
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    while (a < s->n && s->t[idx[a]].pid == pid && strcmp(s->t[idx[a]].host, host) == 0)
+        a++;
+    *hi = a;
+}
+
 /* The parent of a trace: the earlier image of the same pid (it exec'd), else
  * the process it was forked from, else its parent pid, on the same host. */
-static int find_parent(struct trace_set *s, size_t i)
+static int find_parent(struct trace_set *s, const size_t *idx, size_t i)
 {
     struct trace *t = &s->t[i];
     int best = -1;
-    for (size_t j = 0; j < s->n; j++) {
+    size_t lo, hi;
+    pid_range(s, idx, t->host, t->pid, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = idx[k];
         struct trace *u = &s->t[j];
-        if (j == i || strcmp(u->host, t->host) != 0 || u->pid != t->pid || u->wall > t->wall)
+        if (j == i || u->wall > t->wall)
             continue;
         if (u->wall == t->wall && j > i)
             continue;
@@ -306,21 +761,50 @@ static int find_parent(struct trace_set *s, size_t i)
     if (best >= 0)
         return best;
     long long want = t->forked_from >= 0 ? t->forked_from : t->ppid;
-    for (size_t j = 0; j < s->n && want >= 0; j++) {
+    if (want < 0)
+        return -1;
+    pid_range(s, idx, t->host, want, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = idx[k];
         struct trace *u = &s->t[j];
-        if (j != i && u->pid == want && strcmp(u->host, t->host) == 0 && u->wall <= t->wall &&
-            (best < 0 || u->wall >= s->t[best].wall))
+        if (j != i && u->wall <= t->wall && (best < 0 || u->wall >= s->t[best].wall))
             best = (int)j;
     }
     return best;
+}
+
+/* The same pid in a later file of the same host is the program it exec'd:
+ * this image ended by exec, not by a kill. */
+static bool replaced_by_exec(struct trace_set *s, const size_t *idx, size_t i)
+{
+    struct trace *t = &s->t[i];
+    size_t lo, hi;
+    pid_range(s, idx, t->host, t->pid, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        struct trace *o = &s->t[idx[k]];
+        if (idx[k] != i && o->start && t->start && o->wall >= t->wall)
+            return true;
+    }
+    return false;
 }
 
 void trace_set_link(struct trace_set *s)
 {
     if (s->n > 1)
         qsort(s->t, s->n, sizeof *s->t, cmp_trace);
+    size_t *idx = malloc((s->n ? s->n : 1) * sizeof *idx);
+    if (!idx)
+        exit(2);
     for (size_t i = 0; i < s->n; i++)
-        s->t[i].parent = find_parent(s, i);
+        idx[i] = i;
+    by_pid_set = s;
+    if (s->n > 1)
+        qsort(idx, s->n, sizeof *idx, cmp_by_pid);
+    for (size_t i = 0; i < s->n; i++) {
+        s->t[i].parent = find_parent(s, idx, i);
+        s->t[i].execd = !s->t[i].exit && replaced_by_exec(s, idx, i);
+    }
+    free(idx);
 }
 
 void trace_set_keep_since(struct trace_set *s, double since)
@@ -330,8 +814,7 @@ void trace_set_keep_since(struct trace_set *s, double since)
         if (s->t[i].wall >= since) {
             s->t[k++] = s->t[i];
         } else {
-            json_decref(s->t[i].events);
-            free(s->t[i].file);
+            trace_free(&s->t[i]);
         }
     }
     s->n = k;
@@ -339,10 +822,8 @@ void trace_set_keep_since(struct trace_set *s, double since)
 
 void trace_set_free(struct trace_set *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        json_decref(s->t[i].events);
-        free(s->t[i].file);
-    }
+    for (size_t i = 0; i < s->n; i++)
+        trace_free(&s->t[i]);
     free(s->t);
     json_decref(s->unreadable);
     memset(s, 0, sizeof *s);

@@ -1,0 +1,43 @@
+/* fuzz_scan.c - libFuzzer target for tools/json_scan.c, checked against
+ * jansson: the scan must judge a line as json_loadb does (one JSON object or
+ * not) and pick the same `ev` and `seq`.  Known and accepted differences,
+ * skipped here: duplicate keys (the reader parses every line it keeps with
+ * JSON_REJECT_DUPLICATES), bytes that are not UTF-8 (the reader repairs them
+ * first) and NUL bytes (jansson skips one after a number, elsewhere it ends
+ * the input). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (memchr(data, 0, size))
+        return 0;
+    struct json_scan sc;
+    bool ok = json_scan_line((const char *)data, size, &sc);
+    json_error_t err;
+    json_t *j = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &err);
+    if (!j) {
+        json_t *d = json_loadb((const char *)data, size, 0, &err);
+        if (d) { /* duplicate keys */
+            json_decref(d);
+            return 0;
+        }
+    }
+    if (ok != json_is_object(j) && !sc.high_bytes)
+        abort();
+    if (ok && json_is_object(j) && !sc.escaped_key) {
+        json_t *ev = json_object_get(j, "ev"), *seq = json_object_get(j, "seq");
+        if (json_is_string(ev) != sc.has_ev)
+            abort();
+        if (sc.has_ev && !sc.ev_escaped && !sc.high_bytes &&
+            (strlen(json_string_value(ev)) != sc.ev_len || memcmp(json_string_value(ev), sc.ev, sc.ev_len) != 0))
+            abort();
+        if (json_is_integer(seq) && json_integer_value(seq) != sc.seq)
+            abort();
+    }
+    json_decref(j);
+    return 0;
+}

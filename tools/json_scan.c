@@ -1,0 +1,352 @@
+/* json_scan.c - checks that a line is one JSON object, the way jansson's
+ * json_loadb would judge it, and picks out the few fields the reader needs of
+ * every event (ev, seq, t, pid, truncated, mem.free, workspace) without
+ * building anything.  Most lines of a long trace are events no rule looks at
+ * (graph_plan, successful loads); for them this is the whole cost of reading,
+ * about ten times less than building the jansson object and freeing it.
+ *
+ * Judged as jansson does (RFC 8259, no extensions): strings without control
+ * characters, escapes \" \\ \/ \b \f \n \r \t \uXXXX (no \u0000, surrogates
+ * only in pairs), numbers -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? with
+ * integers that fit in 64 bits and reals that do not overflow, nesting up to
+ * jansson's 2048 levels, nothing but white space after the object.  Not
+ * checked here: duplicate keys (jansson with JSON_REJECT_DUPLICATES refuses
+ * them; the reader parses with jansson every line it keeps).  Bytes >= 0x80
+ * are accepted inside strings and reported, so that the caller can repair
+ * what is not UTF-8 the way it always did. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_DEPTH 2048
+
+struct sc {
+    const unsigned char *p, *e;
+    struct json_scan *out;
+};
+
+/* 1: a byte that ends the fast run inside a string */
+static unsigned char stop[256];
+
+static void init_stop(void)
+{
+    for (int c = 0; c < 256; c++)
+        stop[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+}
+
+static void ws(struct sc *c)
+{
+    while (c->p < c->e && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static bool hex4(const unsigned char *p, unsigned *v)
+{
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned d = p[i];
+        if (d >= '0' && d <= '9')
+            d -= '0';
+        else if ((d | 0x20) >= 'a' && (d | 0x20) <= 'f')
+            d = (d | 0x20) - 'a' + 10;
+        else
+            return false;
+        *v = *v << 4 | d;
+    }
+    return true;
+}
+
+/* At '"': the string's raw bytes (between the quotes) and whether it had an escape. */
+static bool string(struct sc *c, const char **s, size_t *len, bool *esc)
+{
+    const unsigned char *p = c->p + 1, *e = c->e;
+    *esc = false;
+    for (;;) {
+        while (p < e && !stop[*p])
+            p++;
+        if (p >= e)
+            return false;
+        unsigned ch = *p;
+        if (ch == '"')
+            break;
+        if (ch < 0x20)
+            return false;
+        if (ch >= 0x80) {
+            c->out->high_bytes = true;
+            p++;
+            continue;
+        }
+        *esc = true; /* a backslash */
+        if (++p >= e)
+            return false;
+        switch (*p) {
+        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+            p++;
+            break;
+        case 'u': {
+            unsigned v, w;
+            if (e - p < 5 || !hex4(p + 1, &v) || v == 0)
+                return false;
+            p += 5;
+            if (v >= 0xd800 && v <= 0xdbff) {
+                if (e - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, &w) || w < 0xdc00 || w > 0xdfff)
+                    return false;
+                p += 6;
+            } else if (v >= 0xdc00 && v <= 0xdfff) {
+                return false;
+            }
+            break;
+        }
+        default:
+            return false;
+        }
+    }
+    *s = (const char *)c->p + 1;
+    *len = (size_t)(p - (c->p + 1));
+    c->p = p + 1;
+    return true;
+}
+
+static bool digits(struct sc *c)
+{
+    const unsigned char *p0 = c->p;
+    while (c->p < c->e && *c->p >= '0' && *c->p <= '9')
+        c->p++;
+    return c->p > p0;
+}
+
+/* A number; *v its value as a double, *is_int whether it has no fraction or exponent. */
+static bool number(struct sc *c, double *v, long long *iv, bool *is_int)
+{
+    const unsigned char *p0 = c->p;
+    bool exp = false;
+    *is_int = true;
+    if (c->p < c->e && *c->p == '-')
+        c->p++;
+    if (c->p < c->e && *c->p == '0')
+        c->p++;
+    else if (!digits(c))
+        return false;
+    if (c->p < c->e && *c->p == '.') {
+        c->p++;
+        *is_int = false;
+        if (!digits(c))
+            return false;
+    }
+    if (c->p < c->e && (*c->p == 'e' || *c->p == 'E')) {
+        c->p++;
+        *is_int = false;
+        exp = true;
+        if (c->p < c->e && (*c->p == '+' || *c->p == '-'))
+            c->p++;
+        if (!digits(c))
+            return false;
+    }
+    size_t n = (size_t)(c->p - p0);
+    if (*is_int) {
+        /* up to 18 digits always fit; longer ones as jansson sees them (strtoll) */
+        if (n < 18) {
+            long long x = 0;
+            for (const unsigned char *q = p0 + (*p0 == '-'); q < c->p; q++)
+                x = x * 10 + (*q - '0');
+            *iv = *p0 == '-' ? -x : x;
+        } else {
+            char buf[32];
+            if (n >= sizeof buf)
+                return false;
+            memcpy(buf, p0, n);
+            buf[n] = 0;
+            errno = 0;
+            *iv = strtoll(buf, NULL, 10);
+            if (errno == ERANGE)
+                return false;
+        }
+        *v = (double)*iv;
+        return true;
+    }
+    if (!exp && n < 300) { /* no overflow possible: the value only when asked for */
+        *v = NAN;
+        return true;
+    }
+    char small[400], *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf)
+        return false;
+    memcpy(buf, p0, n);
+    buf[n] = 0;
+    *v = strtod(buf, NULL);
+    if (buf != small)
+        free(buf);
+    return !isinf(*v);
+}
+
+static double real_of(const unsigned char *p0, const unsigned char *end, double v)
+{
+    if (!isnan(v))
+        return v;
+    char buf[400];
+    size_t n = (size_t)(end - p0);
+    if (n >= sizeof buf)
+        return 0;
+    memcpy(buf, p0, n);
+    buf[n] = 0;
+    return strtod(buf, NULL);
+}
+
+static bool literal(struct sc *c, const char *word, size_t n)
+{
+    if ((size_t)(c->e - c->p) < n || memcmp(c->p, word, n) != 0)
+        return false;
+    c->p += n;
+    return true;
+}
+
+enum where { NOWHERE, TOP, MEM };
+static bool value(struct sc *c, int depth, enum where w, const char *key, size_t klen);
+
+static bool key_is(const char *k, size_t n, const char *want) { return strlen(want) == n && memcmp(k, want, n) == 0; }
+
+static bool object(struct sc *c, int depth, enum where w)
+{
+    if (depth > MAX_DEPTH)
+        return false;
+    c->p++; /* '{' */
+    ws(c);
+    if (c->p < c->e && *c->p == '}') {
+        c->p++;
+        return true;
+    }
+    for (;;) {
+        const char *k;
+        size_t kl;
+        bool esc;
+        if (c->p >= c->e || *c->p != '"' || !string(c, &k, &kl, &esc))
+            return false;
+        if (esc && w == TOP)
+            c->out->escaped_key = true;
+        ws(c);
+        if (c->p >= c->e || *c->p != ':')
+            return false;
+        c->p++;
+        ws(c);
+        if (!value(c, depth, esc ? NOWHERE : w, k, kl))
+            return false;
+        ws(c);
+        if (c->p < c->e && *c->p == ',') {
+            c->p++;
+            ws(c);
+            continue;
+        }
+        if (c->p < c->e && *c->p == '}') {
+            c->p++;
+            return true;
+        }
+        return false;
+    }
+}
+
+static bool array(struct sc *c, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return false;
+    c->p++; /* '[' */
+    ws(c);
+    if (c->p < c->e && *c->p == ']') {
+        c->p++;
+        return true;
+    }
+    for (;;) {
+        if (!value(c, depth, NOWHERE, NULL, 0))
+            return false;
+        ws(c);
+        if (c->p < c->e && *c->p == ',') {
+            c->p++;
+            ws(c);
+            continue;
+        }
+        if (c->p < c->e && *c->p == ']') {
+            c->p++;
+            return true;
+        }
+        return false;
+    }
+}
+
+/* A value; `w` and `key` say where it sits, so the wanted fields are kept. */
+static bool value(struct sc *c, int depth, enum where w, const char *key, size_t klen)
+{
+    struct json_scan *o = c->out;
+    if (c->p >= c->e)
+        return false;
+    switch (*c->p) {
+    case '{': {
+        bool mem = w == TOP && key_is(key, klen, "mem");
+        return object(c, depth + 1, mem ? MEM : NOWHERE);
+    }
+    case '[':
+        return array(c, depth + 1);
+    case '"': {
+        const char *s;
+        size_t n;
+        bool esc;
+        if (!string(c, &s, &n, &esc))
+            return false;
+        if (w == TOP && key_is(key, klen, "ev")) {
+            o->ev = s, o->ev_len = n, o->ev_escaped = esc;
+            o->has_ev = true;
+        }
+        return true;
+    }
+    case 't':
+        if (!literal(c, "true", 4))
+            return false;
+        if (w == TOP && key_is(key, klen, "truncated"))
+            o->truncated = true;
+        return true;
+    case 'f':
+        return literal(c, "false", 5);
+    case 'n':
+        return literal(c, "null", 4);
+    default: {
+        const unsigned char *p0 = c->p;
+        double v;
+        long long iv = 0;
+        bool is_int;
+        if (!number(c, &v, &iv, &is_int))
+            return false;
+        if (w == TOP) {
+            if (key_is(key, klen, "seq"))
+                o->seq = is_int ? iv : (long long)real_of(p0, c->p, v), o->has_seq = true;
+            else if (key_is(key, klen, "t"))
+                o->t = is_int ? (double)iv : real_of(p0, c->p, v);
+            else if (key_is(key, klen, "pid"))
+                o->pid = is_int ? iv : (long long)real_of(p0, c->p, v);
+            else if (key_is(key, klen, "workspace"))
+                o->workspace = is_int ? iv : (long long)real_of(p0, c->p, v);
+        } else if (w == MEM) {
+            if (key_is(key, klen, "free"))
+                o->mem_free = is_int ? iv : (long long)real_of(p0, c->p, v);
+            else if (key_is(key, klen, "total"))
+                o->mem_total = is_int ? iv : (long long)real_of(p0, c->p, v);
+        }
+        return true;
+    }
+    }
+}
+
+bool json_scan_line(const char *line, size_t n, struct json_scan *out)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_stop);
+    memset(out, 0, sizeof *out);
+    out->seq = out->pid = out->mem_free = out->mem_total = out->workspace = -1;
+    struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out};
+    ws(&c);
+    if (c.p >= c.e || *c.p != '{' || !object(&c, 1, TOP))
+        return false;
+    ws(&c);
+    return c.p == c.e;
+}
