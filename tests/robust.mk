@@ -117,7 +117,7 @@ check-tsan:
 # the threads + fork client (issue 21): the forked children run no threads,
 # which TSan supports; fewer forks (TSan makes each slow)
 	mkdir -p build-tsan/doubles && cp -r $(BUILD)/doubles/. build-tsan/doubles/
-	CG_BUILD=$(CURDIR)/build-tsan CG_FORK_DIV=5 CG_FORK_BASELINE=0 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0 \
+	CG_BUILD=$(CURDIR)/build-tsan CG_FORK_DIV=5 CG_FORK_BASELINE=0 TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0:suppressions=$(CURDIR)/tests/robust/tsan.supp \
 	    bash tests/preload/t_fork_threads.sh
 
 # ---- valgrind: memcheck over the clients, the shim preloaded
