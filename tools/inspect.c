@@ -754,7 +754,7 @@ static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
             sb_printf(&mk, "%s%s=%s", mk.len ? "  " : "", memory_knobs[k], jstr(p->env, memory_knobs[k], ""));
     wrap_text(out, "  memory settings: ", mk.len ? mk.s : "none set (the frameworks' defaults)", 19);
     free(mk.s);
-    char sz[32], sz2[32];
+    char sz[32], sz2[32], sz3[32];
     if (!jtrue(p->gpu, "known")) {
         wrap_text(out, "  GPU memory: ", "unknown", 14);
         char *why = xasprintf("(%s)", jstr(p->gpu, "why", "?"));
@@ -769,7 +769,7 @@ static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
             sb_printf(&g, "; GPU %lld %s: %s of %s free, this process %s", jint(gpu, "index", -1),
                       jstr(gpu, "name", ""), fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
                       fmt_size(jint(gpu, "mem.total", 0), sz2, sizeof sz2),
-                      fmt_size(jint(gpu, "this_process_bytes", 0), sz, sizeof sz));
+                      fmt_size(jint(gpu, "this_process_bytes", 0), sz3, sizeof sz3));
             json_array_foreach(jget(gpu, "other_holders"), k, h)
                 sb_printf(&g, ", pid %lld (%s) %s", jint(h, "pid", -1), jstr(h, "name", "?"),
                           fmt_size(jint(h, "bytes", 0), sz, sizeof sz));
