@@ -69,3 +69,8 @@ demo: all doubles clients $(CGT_NVML)
 .PHONY: test-tf
 test-tf: all doubles
 	tests/tf/run.sh
+
+# the file-to-file call graph of shim/ and tools/ (tests/arch/callgraph.py): circles and up-calls
+.PHONY: arch
+arch: all
+	tests/arch/callgraph.py shim tools
