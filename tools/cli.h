@@ -152,6 +152,7 @@ int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_kernel(int argc, char **argv); /* kernel.c */
 
 /* doctor.c: fn(arg) in a forked child, its JSON answer ({error} when it died);
  * child_nvml: the driver and the GPUs with their memory holders, from NVML */

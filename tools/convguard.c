@@ -20,6 +20,9 @@ static int usage(FILE *o, int rc)
                "  doctor [--json] every cuDNN / CUDA runtime / driver copy on this machine, and a verdict\n"
                "  inspect [--json] [--html FILE] PID\n"
                "                  the CUDA libraries a running process mapped, read from outside\n"
+               "  kernel install [--user|--sys-prefix|--prefix DIR] [--name N] [--display-name T] [--fallback]\n"
+               "         [--dir D] | kernel uninstall [NAME]\n"
+               "                  a Jupyter kernel with the shim preloaded (needs Python with ipykernel)\n"
                "  smoke [--dir D] a tiny convolution through cuDNN, checked against the CPU\n"
                "  shim-path       the libconvguard.so that run preloads, for launchers that set LD_PRELOAD\n"
                "  version\n"
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
         return cmd_doctor(argc - 1, argv + 1);
     if (strcmp(c, "inspect") == 0)
         return cmd_inspect(argc - 1, argv + 1);
+    if (strcmp(c, "kernel") == 0)
+        return cmd_kernel(argc - 1, argv + 1);
     if (strcmp(c, "smoke") == 0)
         return cmd_smoke(argc - 1, argv + 1);
     if (strcmp(c, "shim-path") == 0)

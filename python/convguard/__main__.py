@@ -1,7 +1,7 @@
 """`convguard` (the console script) and `python -m convguard`: the packaged
 command itself, by exec, so that its arguments, its exit status and the
 signals sent to it are those of the native program (no Python process stays
-in between)."""
+in between).  `convguard kernel ...` is this package's own (kernel.py)."""
 import os
 import sys
 
@@ -10,6 +10,9 @@ from . import binary_path
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["kernel"]:
+        from .kernel import main as kernel_main
+        return kernel_main(args[1:])
     try:
         exe = binary_path()
     except FileNotFoundError as e:
