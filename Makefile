@@ -47,6 +47,7 @@ include tests/unit/unit.mk
 -include tests/loader.mk
 -include bench/bench.mk
 -include packaging/packaging.mk
+-include tests/notebook/notebook.mk
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
