@@ -30,7 +30,7 @@ mkdir -p "$WORK/unz"
 chmod +x "$WORK"/unz/convguard/_bin/* 2>/dev/null # zipfile keeps no modes
 B=$WORK/unz/convguard/_bin
 check "the wheel holds convguard/_bin/{convguard,libconvguard.so}, and the package's modules" \
-    bash -c "test -f '$B/convguard' -a -f '$B/libconvguard.so' && for m in __init__ __main__ check magic kernel _launch; do test -f '$WORK/unz/convguard/'\$m.py || exit 1; done"
+    bash -c "test -f '$B/convguard' -a -f '$B/libconvguard.so' && for m in __init__ __main__ _check magic kernel _launch; do test -f '$WORK/unz/convguard/'\$m.py || exit 1; done"
 glibc=$("$ROOT/packaging/check-glibc.sh" 2.17 "$B/libconvguard.so" "$B/convguard" 2>&1)
 echo "$glibc" | sed 's/^/    /'
 check "shim and CLI: highest GLIBC_ 2.17, nothing unversioned, no libjansson, the shim needs libc alone" \

@@ -9,7 +9,7 @@ Python code and to launchers that set LD_PRELOAD themselves.
 
 In a running program (a notebook's kernel, a training script):
     convguard.check()       what this process mapped, its GPU memory and, when
-                            the shim is preloaded, its trace so far (check.py)
+                            the shim is preloaded, its trace so far (_check.py)
     %load_ext convguard     adds %convguard to IPython (magic.py)
 """
 import os
@@ -70,7 +70,7 @@ def command(*args):
 
 def check(pid=None):
     """What this process (or pid) runs on now: convguard.check.Check."""
-    from .check import check as _check
+    from ._check import check as _check
     return _check(pid)
 
 

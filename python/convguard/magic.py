@@ -3,7 +3,7 @@ of this kernel (convguard.check()).
 
 A kernel started without the shim has no trace: the extension says so once,
 with the command that installs a kernel that preloads it (kernel.py)."""
-from .check import check
+from ._check import check
 
 INSTALL = "convguard kernel install --user"
 _told = False

@@ -1,4 +1,4 @@
-# t_check.sh - convguard.check() in Python (python/convguard/check.py), with the
+# t_check.sh - convguard.check() in Python (python/convguard/_check.py), with the
 # package as a source checkout holds it (PYTHONPATH=python, the command from
 # build/): in a process that preloads the shim and called the real cuDNN 9.19
 # cudnnCreate (CUDNN_STATUS_NOT_INITIALIZED here: no driver), in one without
@@ -23,10 +23,12 @@ def cuda_files():
 maps_before = cuda_files()
 c = convguard.check()
 maps_after = cuda_files()
+again = convguard.check()  # the name stays the function (not shadowed by a submodule)
 d = c.to_dict()
 json.dump({"rc": rc, "text": str(c), "dict": d, "html": c._repr_html_(), "page": c.html(),
            "problems": c.problems, "preloaded": c.preloaded,
-           "maps_same": maps_before == maps_after and len(maps_before) > 0}, open(sys.argv[1], "w"))
+           "maps_same": maps_before == maps_after and len(maps_before) > 0,
+           "again_same_trace": again.trace_path == c.trace_path}, open(sys.argv[1], "w"))
 PYEOF
 mkdir -p "$WORK/run1" && (cd "$WORK/run1" && CONVGUARD_QUIET=1 LD_PRELOAD=$SHIM "$PY" "$WORK/traced.py" "$WORK/o1.json")
 check "traced: the script ran (cudnnCreate returned 1001, NOT_INITIALIZED)" jq -e '.rc == 1001' "$WORK/o1.json"
@@ -44,6 +46,7 @@ check "traced: to_dict()'s trace model is the report's (same rule ids)" \
     bash -c "jq -S '[.dict.trace.findings[].rule]' '$WORK/o1.json' >'$WORK/a'; jq -S '[.findings[].rule]' '$WORK/rep.json' >'$WORK/b'; test -s '$WORK/a' && cmp -s '$WORK/a' '$WORK/b' && grep -q '\"' '$WORK/a'"
 check "traced: to_dict()'s inspect model lists the mapped cuDNN with version 91900" \
     jq -e '[.dict.inspect.libraries[] | select(.soname == "libcudnn.so.9") | .version] | index(91900) != null' "$WORK/o1.json"
+check "traced: check() called twice: the second names the same trace" jq -e '.again_same_trace' "$WORK/o1.json"
 check "traced: check() mapped no CUDA-family file in the process" jq -e '.maps_same' "$WORK/o1.json"
 check "traced: HTML in an iframe, the page holds the failure and the trace's path" \
     jq -e --arg t "$TR" '(.html | startswith("<iframe")) and (.page | contains("CUDNN_STATUS_NOT_INITIALIZED")) and (.page | contains($t))' "$WORK/o1.json"
@@ -73,7 +76,7 @@ check "no command anywhere: FileNotFoundError that says how to get it" grep -q "
 # 6. make install: `convguard kernel` runs the installed package (here without ipykernel: its message)
 I=$WORK/inst
 make -s -C "$ROOT" install NEEDS_CHECK=0 BUILD="$BUILD_DIR" DESTDIR="$I" PREFIX=/opt/cg >/dev/null 2>&1
-check "make install: the Python package in share/convguard/python" test -f "$I/opt/cg/share/convguard/python/convguard/check.py"
+check "make install: the Python package in share/convguard/python" test -f "$I/opt/cg/share/convguard/python/convguard/_check.py"
 env -u PYTHONPATH -u CONVGUARD_BIN "$I/opt/cg/bin/convguard" kernel install --user >"$WORK/k" 2>&1; rc=$?
 if "$PY" -c 'import ipykernel' 2>/dev/null; then
     check "installed convguard kernel: ran the package (ipykernel here)" grep -q "kernelspec\|kernel" "$WORK/k"
