@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] ...
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] ...
 #   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
@@ -848,6 +848,53 @@ PYEOF
         for _ in $(seq 300); do grep -q ready "$OUT/inspect_jax.log" 2>/dev/null && break; sleep 0.2; done
         insp jax $JP
         kill $JP 2>/dev/null
+        ;;
+    check)
+        # convguard.check() (issue 18) inside a real PyTorch training under the shim: while it trains,
+        # then after a caught out-of-memory; the same process without the shim; and, where ipykernel is
+        # installed, %convguard in a kernel started from a `convguard kernel install` spec.
+        echo "== check: convguard.check() inside PyTorch"
+        export PYTHONPATH=$ROOT/python CONVGUARD_BIN=$ROOT/build/convguard
+        cat > "$OUT/check_torch.py" <<'PYEOF'
+import sys, time, torch, convguard
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 3), torch.nn.ReLU(), torch.nn.Conv2d(64, 64, 3)).cuda()
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+x = torch.randn(64, 3, 128, 128, device="cuda")
+for _ in range(20):
+    opt.zero_grad(); m(x).sum().backward(); opt.step()
+torch.cuda.synchronize()
+def shown(when):
+    t0 = time.perf_counter(); c = convguard.check(); t1 = time.perf_counter(); text = str(c); t2 = time.perf_counter()
+    print("-- %s: check() %.1f ms, str() %.1f ms, problems %d, preloaded %s, trace %s" % (
+        when, (t1 - t0) * 1e3, (t2 - t1) * 1e3, c.problems, c.preloaded, c.trace_path))
+    print("\n".join("   | " + l for l in text.splitlines()))
+    return c
+shown("while training")
+try:
+    torch.empty(1 << 50, dtype=torch.uint8, device="cuda")
+except RuntimeError as e:
+    print("failed as asked:", str(e).splitlines()[0][:160])
+c = shown("after the caught OOM")
+d = c.to_dict()
+print("to_dict: inspect libraries %d, gpu_memory known %s, trace findings %s" % (
+    len(d["inspect"]["libraries"]), d["inspect"]["gpu_memory"].get("known"),
+    [f.get("rule") for f in (d["trace"] or {}).get("findings", [])]))
+PYEOF
+        (cd "$OUT" && rm -rf check.traces && CONVGUARD_DIR=$OUT/check.traces LD_PRELOAD=$SHIM $PY check_torch.py 2>&1 | grep -v "^convguard:" | head -150)
+        echo "-- the same without the shim:"
+        (cd "$OUT" && $PY check_torch.py 2>&1 | grep -E "^-- |problems|preloaded" | head -6)
+        if $PY -c 'import ipykernel, jupyter_client' 2>/dev/null; then
+            KP=$OUT/kernels; rm -rf "$KP" "$OUT/nbdir"; mkdir -p "$OUT/nbdir"
+            $PY -m convguard kernel install --prefix "$KP" --name cg-gpu
+            JUPYTER_PATH=$KP/share/jupyter $PY tests/notebook/kernel_session.py cg-gpu "$OUT/nbdir" "$OUT/kernel.json" \
+                "import torch; m = torch.nn.Conv2d(3, 8, 3).cuda(); print(m(torch.randn(2, 3, 16, 16, device='cuda')).shape)" \
+                "%load_ext convguard" "%convguard" 2>/dev/null
+            $PY -c 'import json, sys; r = json.load(open(sys.argv[1]))
+for c in r: print("   [%s] %s" % (c["code"].splitlines()[0][:40], (c["error"] or c["text"][:1800]).replace("\n", "\n   | ")))' "$OUT/kernel.json"
+        else
+            echo "-- no ipykernel here: the kernel part is tested by make test-notebook (CI)"
+        fi
+        unset PYTHONPATH CONVGUARD_BIN
         ;;
     *) echo "unknown section $s" ;;
     esac
