@@ -665,7 +665,7 @@ PYEOF
             own=$(grep -v '^convguard' "$OUT/cap_$name.err" | grep -E '^[A-Za-z_.]+(Error|Exception): ' | tail -1)
             echo "-- cap_$name: exit status $rc; capture $(ls "$OUT/cap_$name"/*.stderr 2>/dev/null | head -1)"
             echo "   the program's last exception line: ${own:-(none)}"
-            $PY - "$OUT/cap_$name.json" "$own" "$name" <<'PYEOF'
+            $PY - "$OUT/cap_$name.json" "$own" "$name" "$rc" <<'PYEOF'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -681,8 +681,14 @@ for p in r.get("processes", []):
             seen.add(l["text"])
             print("   captured line (%s%s): %s" % (l["pattern"], ", quoted" if l.get("quoted") else "", l["text"][:300]))
 ok = own and any(f.get("you_see_source") == "stderr" and own in f["symptom"] for f in r.get("findings", []))
-print("PASS cap_%s: the report quotes the program's own words" % name if ok else
-      "FAIL cap_%s: the report does not quote the program's last exception line" % name)
+quoted = [f for f in r.get("findings", []) if f.get("you_see_source") == "stderr"]
+if not own and sys.argv[4] == "0":
+    # the program recovered (XLA retries a smaller allocation): no exception line to quote
+    print("NOTE cap_%s: exit 0, no exception line (the program recovered); %s" % (name,
+          "the report quotes its own line: " + quoted[0]["symptom"][:200] if quoted else "nothing of it quoted"))
+else:
+    print("PASS cap_%s: the report quotes the program's own words" % name if ok else
+          "FAIL cap_%s: the report does not quote the program's last exception line" % name)
 PYEOF
             sed '/^convguard report/,$d' "$OUT/cap_$name.err" | grep -v '^convguard' | tail -3 | cut -c1-300 | sed 's/^/   | /'
         }
