@@ -118,4 +118,14 @@ live "import ctypes; ctypes.CDLL('$WORK/sp/torch/lib/libcudart.so.13'); ctypes.C
 "$CG" inspect --json $LIVE >"$WORK/j"
 check "framework without driver: PyTorch, CUDA build" jq -e 'any(.frameworks[]; .name == "torch" and .build == "cuda")' "$WORK/j"
 check "framework without driver: rule gpu_not_used" jq -e '[.findings[].rule] == ["gpu_not_used"] and .exit_status == 1' "$WORK/j"
+# GPU memory from NVML (the test double: 1024 MiB, 300 MiB held by the inspected process itself):
+# free, total and this process's share each in its own place
+live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9')"
+NV="env LD_LIBRARY_PATH=$DOUBLES/nvml CGTEST_GPU_TOTAL_MB=1024 CGTEST_GPU_HELD_MB=300 CGTEST_HOLDER_PID=$LIVE"
+out=$($NV "$CG" inspect $LIVE 2>/dev/null)
+check "NVML: the GPU line says free of total, then this process's share" \
+    grep -q "GPU 0 .*: 724 MiB of 1.0 GiB free, this process 300 MiB" <<<"$out"
+$NV "$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
+check "NVML: JSON gpu_memory known, bytes_held 300 MiB, the GPU's free 724 MiB" \
+    jq -e '.gpu_memory.known and .gpu_memory.bytes_held == 314572800 and .gpu_memory.gpus[0].mem.free == 759169024 and .gpu_memory.gpus[0].this_process_bytes == 314572800' "$WORK/j"
 finish
