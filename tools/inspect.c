@@ -766,8 +766,9 @@ static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
         size_t k;
         sb_printf(&g, "this process holds %s", fmt_size(jint(p->gpu, "bytes_held", 0), sz, sizeof sz));
         json_array_foreach(jget(p->gpu, "gpus"), i, gpu) {
-            sb_printf(&g, "; GPU %lld %s: %s of %s free, this process %s", jint(gpu, "index", -1),
-                      jstr(gpu, "name", ""), fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
+            const char *gname = jstr(gpu, "name", "");
+            sb_printf(&g, "; GPU %lld%s%s: %s of %s free, this process %s", jint(gpu, "index", -1),
+                      *gname ? " " : "", gname, fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
                       fmt_size(jint(gpu, "mem.total", 0), sz2, sizeof sz2),
                       fmt_size(jint(gpu, "this_process_bytes", 0), sz3, sizeof sz3));
             json_array_foreach(jget(gpu, "other_holders"), k, h)

@@ -124,7 +124,7 @@ live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9')"
 NV="env LD_LIBRARY_PATH=$DOUBLES/nvml CGTEST_GPU_TOTAL_MB=1024 CGTEST_GPU_HELD_MB=300 CGTEST_HOLDER_PID=$LIVE"
 out=$($NV "$CG" inspect $LIVE 2>/dev/null)
 check "NVML: the GPU line says free of total, then this process's share" \
-    grep -q "GPU 0 .*: 724 MiB of 1.0 GiB free, this process 300 MiB" <<<"$out"
+    grep -q "GPU 0[^;]*: 724 MiB of 1.0 GiB free, this process 300 MiB" <<<"$out"
 $NV "$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
 check "NVML: JSON gpu_memory known, bytes_held 300 MiB, the GPU's free 724 MiB" \
     jq -e '.gpu_memory.known and .gpu_memory.bytes_held == 314572800 and .gpu_memory.gpus[0].mem.free == 759169024 and .gpu_memory.gpus[0].this_process_bytes == 314572800' "$WORK/j"
