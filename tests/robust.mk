@@ -139,8 +139,8 @@ $(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c s
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
 # the CLI's reader, analysis and JSON report: every tools/*.c but the main program
-FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
-$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
+FUZZ_TOOLS := $(filter-out tools/convguard.c,$(TOOLS_SRC))
+$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(TOOLS_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
 	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread

@@ -12,39 +12,6 @@
 
 #include "report.h"
 
-/* ---- natural order: "node2" before "node10" */
-int natural_cmp(const char *a, const char *b)
-{
-    const char *a0 = a, *b0 = b;
-    while (*a && *b) {
-        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-            const char *x = a, *y = b;
-            while (*x == '0')
-                x++;
-            while (*y == '0')
-                y++;
-            const char *xe = x, *ye = y;
-            while (isdigit((unsigned char)*xe))
-                xe++;
-            while (isdigit((unsigned char)*ye))
-                ye++;
-            if (xe - x != ye - y)
-                return xe - x < ye - y ? -1 : 1;
-            int c = memcmp(x, y, (size_t)(xe - x));
-            if (c)
-                return c < 0 ? -1 : 1;
-            a = xe, b = ye;
-            continue;
-        }
-        if (*a != *b)
-            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-        a++, b++;
-    }
-    if (*a || *b)
-        return *a ? 1 : -1;
-    return strcmp(a0, b0); /* "node01" and "node1": still an order */
-}
-
 void procs_add(struct procs *p, size_t i)
 {
     if (p->n == p->cap) {

@@ -7,75 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
+#include "model/capture.h"
 #include "report.h"
-
-/* ---- patterns: "ev[:cond,cond]|ev2..." (syntax in rules.def) */
-static bool value_eq(json_t *v, const char *want)
-{
-    size_t n = strlen(want);
-    if (json_is_string(v)) {
-        if (n && want[n - 1] == '*')
-            return strncmp(json_string_value(v), want, n - 1) == 0;
-        return strcmp(json_string_value(v), want) == 0;
-    }
-    if (json_is_integer(v)) {
-        char *end;
-        long long w = strtoll(want, &end, 10);
-        return *want && !*end && w == json_integer_value(v);
-    }
-    if (json_is_true(v))
-        return strcmp(want, "true") == 0;
-    if (json_is_false(v))
-        return strcmp(want, "false") == 0;
-    if (json_is_null(v))
-        return strcmp(want, "null") == 0;
-    return false;
-}
-
-static bool cond_match(json_t *ev, const char *c, size_t n)
-{
-    char buf[256];
-    if (n >= sizeof buf)
-        return false;
-    memcpy(buf, c, n);
-    buf[n] = 0;
-    char *ne = strstr(buf, "!="), *eq = strchr(buf, '=');
-    if (ne) {
-        *ne = 0;
-        json_t *v = jget(ev, buf);
-        return v && !value_eq(v, ne + 2);
-    }
-    if (eq) {
-        *eq = 0;
-        return value_eq(jget(ev, buf), eq + 1);
-    }
-    return jhas(ev, buf);
-}
-
-bool pattern_match(const char *pattern, json_t *ev)
-{
-    const char *name = jstr(ev, "ev", "");
-    for (const char *alt = pattern; alt && *alt;) {
-        const char *end = strchr(alt, '|');
-        size_t len = end ? (size_t)(end - alt) : strlen(alt);
-        size_t nlen = strcspn(alt, ":|");
-        if (nlen > len)
-            nlen = len;
-        bool ok = strlen(name) == nlen && strncmp(name, alt, nlen) == 0;
-        for (const char *c = alt + nlen + 1; ok && c < alt + len;) {
-            size_t clen = strcspn(c, ",|");
-            if (c + clen > alt + len)
-                clen = (size_t)(alt + len - c);
-            ok = cond_match(ev, c, clen);
-            c += clen + 1;
-        }
-        if (ok)
-            return true;
-        alt = end ? end + 1 : NULL;
-    }
-    return false;
-}
 
 /* ---- texts: "{path[:fmt]}" from vars, then from the event */
 static void render(struct sbuf *b, json_t *v, const char *fmt)
@@ -144,15 +77,6 @@ char *expand(const char *t, json_t *vars, json_t *ev)
         t = c + 1;
     }
     return sb_take(&b);
-}
-
-/* ---- failures */
-/* A failed dlopen that a later load of the same library resolved (cuDNN's
- * probes of .so.9.19.0 and .so.9.19): decided by the reader as the loads go
- * by (trace_read.c), since successful loads are not kept. */
-bool load_resolved(struct trace *t, size_t i)
-{
-    return jtrue(json_array_get(t->events, i), RESOLVED_KEY);
 }
 
 static const char *failure_text(json_t *ev)
@@ -1160,6 +1084,7 @@ int cmd_report(int argc, char **argv)
         optind = 0;
     }
     struct trace_set s = {0};
+    rules_keep_events();
     for (int i = optind; i < argc; i++)
         trace_set_add(&s, argv[i]);
     if (s.n == 0) {
@@ -1194,6 +1119,7 @@ int cmd_report(int argc, char **argv)
 int report_recent(const char *dir, double since, FILE *out, bool force)
 {
     struct trace_set s = {0};
+    rules_keep_events();
     trace_set_add(&s, dir);
     trace_set_keep_since(&s, since);
     if (s.n == 0) {

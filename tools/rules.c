@@ -242,36 +242,6 @@ bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 }
 
 /* ---- loading */
-/* The loader's words: only "absent" (the very name asked was in no folder
- * searched) is how probes fail.  Anything else names a file that is there
- * and broken, or of another build, or a dependency that is missing. */
-static const char *load_error_kind(json_t *ev, const char **named_out, char *named, size_t cap)
-{
-    const char *kind = jstr(ev, "error_kind", NULL), *err = jstr(ev, "error", ""), *name = jstr(ev, "name", "");
-    const char *req = strstr(err, "(required by ");
-    size_t n = strcspn(err, ":");
-    named[0] = 0;
-    if (req)
-        snprintf(named, cap, "%.*s", (int)strcspn(req + 13, ")"), req + 13);
-    else if (err[n] == ':')
-        snprintf(named, cap, "%.*s", (int)n, err);
-    *named_out = jstr(ev, "error_file", named);
-    if (kind)
-        return kind;
-    if (strstr(err, "No such file or directory"))
-        return strcmp(base_name(named), base_name(name)) == 0 ? "absent" : "dependency_absent";
-    static const struct {
-        const char *words, *kind;
-    } kinds[] = {{"file too short", "too_short"},   {"invalid ELF header", "bad_elf"},
-                 {"wrong ELF class", "wrong_class"}, {"undefined symbol", "undefined_symbol"},
-                 {"Permission denied", "permission"}};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strstr(err, kinds[i].words))
-            return kinds[i].kind;
-    if (strstr(err, "version `") && strstr(err, "not found"))
-        return "version_not_found";
-    return "other";
-}
 
 /* What a missing dependency is usually provided by */
 static const char *provider_of(const char *dep)
@@ -425,13 +395,6 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     set_str(vars, "caller_dir", dir_name(caller, d, sizeof d));
     set_own(vars, "asked_by", strcmp(caller, "(main program)") ? xasprintf(" (asked for by %s)", base_name(caller))
                                                                : xstrdup(""));
-}
-
-bool load_failure_absent(json_t *ev)
-{
-    const char *named;
-    char buf[1024];
-    return strcmp(load_error_kind(ev, &named, buf, sizeof buf), "absent") == 0;
 }
 
 /* The process died while loading this library (a crash inside ld.so): its
@@ -1031,3 +994,15 @@ const struct failure_text failure_texts[] = {
 #undef RULE
 #undef FAILURE
 const size_t n_failure_texts = sizeof failure_texts / sizeof failure_texts[0];
+
+void rules_keep_events(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    for (size_t i = 0; i < n_rules; i++)
+        trace_keep_pattern(rules[i].pattern);
+    for (size_t i = 0; i < n_failure_texts; i++)
+        trace_keep_pattern(failure_texts[i].pattern);
+}

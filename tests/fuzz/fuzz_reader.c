@@ -23,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
         return 0;
     struct trace_set s = {0};
+    rules_keep_events();
     trace_set_add(&s, path);
     trace_set_link(&s);
     struct analysis *a = analyse(&s);
