@@ -9,39 +9,6 @@
 
 #include "model/model.h"
 
-/* ---- report.c */
-struct rule {
-    const char *id, *layer, *severity, *group, *pattern;
-    bool (*match)(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-    const char *title, *symptom, *cause, *fix;
-};
-extern const struct rule rules[];
-extern const size_t n_rules;
-
-struct failure_text { const char *pattern, *text; };
-extern const struct failure_text failure_texts[];
-extern const size_t n_failure_texts;
-/* hands every pattern of both tables to the reader (trace_keep_pattern):
- * before the first trace is read */
-void rules_keep_events(void);
-
-char *expand(const char *tmpl, json_t *vars, json_t *ev);  /* {path[:fmt]} */
-bool is_failure_event(struct trace *t, size_t i);          /* also: unresolved loads */
-char *describe_event(json_t *ev);                          /* "#8 cudnnCreate -> ..." */
-/* rules_versions.c: a cuDNN file's own version (its lib event, its file name,
- * the names it probed), -1 unknown */
-long long cudnn_file_version(struct trace *t, const char *path);
-/* rules_fw.c: "you see" in the words of the process's framework (takes text) */
-char *frame_symptom(struct trace_set *s, size_t ti, char *text);
-
-/* ---- rules_code.c: the rules about GPU code and the driver's log */
-bool m_code_arch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-bool m_ptx_version(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-bool m_driver_error(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-bool m_code_no_fit(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
-/* The driver's messages that explain ev, quoted: "No device ..." "Returning 209 ...", or NULL. */
-char *driver_words(struct trace *t, json_t *ev);
-
 struct analysis;
 struct analysis *analyse(struct trace_set *s);
 void analysis_free(struct analysis *a);

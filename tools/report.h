@@ -3,6 +3,7 @@
 #ifndef CONVGUARD_REPORT_H
 #define CONVGUARD_REPORT_H
 #include "cli.h"
+#include "rules/rules.h"
 
 struct finding {
     const struct rule *r;

@@ -26,7 +26,7 @@ pairs=(
 first_rule() { "$1" report --json "$2" 2>/dev/null | jq -r '.findings[0].rule // "none"'; }
 
 # TABLE: the file that makes the rule table of rules.def (and includes it)
-TABLE=tools/rules.c
+TABLE=tools/rules/table.c
 # a convguard whose rules.def has rows $1 and $2 swapped (paragraphs of the file):
 # the table compiled again beside the swapped copy, linked with every other object
 swapped_cg() {
@@ -37,7 +37,7 @@ swapped_cg() {
     awk -v a="RULE($1," -v b="RULE($2," 'BEGIN { RS = ""; ORS = "\n\n" }
         { p[NR] = $0; if (index("\n" $0, "\n" a)) ia = NR; if (index("\n" $0, "\n" b)) ib = NR }
         END { t = p[ia]; p[ia] = p[ib]; p[ib] = t; for (i = 1; i <= NR; i++) print p[i] }' \
-        "$ROOT/tools/rules.def" >"$d/rules.def"
+        "$ROOT/tools/rules/rules.def" >"$d/rules.def"
     ${CC:-cc} -std=c11 -D_GNU_SOURCE -O0 -I"$ROOT/$(dirname "$TABLE")" -I"$ROOT/tools" -I"$ROOT/shim" \
         -c "$d/$(basename "$TABLE")" -o "$d/$obj" &&
         ${CC:-cc} -o "$d/convguard" $(find "$BUILD_DIR/tools" -name '*.o' ! -path "$BUILD_DIR/${TABLE%.c}.o" | sort) \
@@ -47,8 +47,8 @@ swapped_cg() {
 
 for p in "${pairs[@]}"; do
     read -r a b trace <<<"$p"
-    check "$a before $b in rules.def" bash -c "grep -n '^RULE($a,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/na';
-        grep -n '^RULE($b,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/nb'; [ \$(cat '$WORK/na') -lt \$(cat '$WORK/nb') ]"
+    check "$a before $b in rules.def" bash -c "grep -n '^RULE($a,' '$ROOT/tools/rules/rules.def' | cut -d: -f1 >'$WORK/na';
+        grep -n '^RULE($b,' '$ROOT/tools/rules/rules.def' | cut -d: -f1 >'$WORK/nb'; [ \$(cat '$WORK/na') -lt \$(cat '$WORK/nb') ]"
     got=$(first_rule "$CG" "$trace")
     check "$(basename "$trace"): $a first (got $got)" test "$got" = "$a"
     sw=$(swapped_cg "$a" "$b")
