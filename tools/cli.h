@@ -1,5 +1,7 @@
-/* cli.h - what the convguard command's parts share: the trace set read from
- * disk, the rule table's types, and small formatting helpers. */
+/* cli.h - the commands of convguard (convguard.c dispatches to them) and
+ * what they share with each other.  The layers below have headers of their
+ * own: util/util.h, model/model.h, rules/rules.h, analysis/analysis.h,
+ * out/out.h (tools/README.md). */
 #ifndef CONVGUARD_CLI_H
 #define CONVGUARD_CLI_H
 
@@ -7,16 +9,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "model/model.h"
-
-struct analysis;
-struct analysis *analyse(struct trace_set *s);
-void analysis_free(struct analysis *a);
-int analysis_problems(struct analysis *a);
-void print_text(struct analysis *a, FILE *out, bool verbose, bool all);
-json_t *analysis_json(struct analysis *a);
-void analysis_json_write(struct analysis *a, FILE *out); /* the same, streamed */
-int write_html(struct analysis *a, const char *path);
+#include "util/util.h"
 
 int cmd_report(int argc, char **argv);
 int cmd_run(int argc, char **argv);
