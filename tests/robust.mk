@@ -130,7 +130,7 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Ishim -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 120
 FZ           := build-fuzz
-FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan)
+FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan)
 fuzz: $(FUZZ_TARGETS)
 $(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
@@ -139,15 +139,15 @@ $(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c s
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
 # the CLI's reader, analysis and JSON report: every tools/*.c but the main program
-FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
-$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
+FUZZ_TOOLS := $(filter-out tools/convguard.c,$(TOOLS_SRC))
+$(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(TOOLS_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
 	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
 # the reader's line scan against jansson
-$(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/json_scan.c tools/cli.h
+$(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/util/json_scan.c tools/util/util.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -o $@ tests/fuzz/fuzz_scan.c tools/json_scan.c $(JANSSON_LIBS) -lpthread
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -o $@ tests/fuzz/fuzz_scan.c tools/util/json_scan.c $(JANSSON_LIBS) -lpthread
 # -close_fd_mask=2: the targets' warnings on stderr would drown the fuzzer's
 fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \

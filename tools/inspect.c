@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "inspect.h"
-#include "report.h"
+#include "cli.h"
+#include "out/out.h"
 
 /* ---- reading /proc */
 static char *read_file(const char *path, size_t *len, size_t max)

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "relay.h"
 
 #define CHUNK (1u << 20) /* one read; a pipe is made this large where the kernel allows */
 

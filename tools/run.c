@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "relay.h"
 #include "cli.h"
 
 char *find_shim(void)

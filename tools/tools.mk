@@ -8,14 +8,17 @@ JANSSON_LIBS := $(JANSSON_DIR)/usr/lib/x86_64-linux-gnu/libjansson.a
 else
 JANSSON_LIBS := -ljansson
 endif
-TOOLS_SRC := $(wildcard tools/*.c)
+# The commands at the top, their layers in folders (tools/README.md):
+# tools/<folder>/x.c -> $(BUILD)/tools/<folder>/x.o; includes are named from
+# tools/ ("model/model.h").
+TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
 TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
-TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h shim/status.def)
+TOOLS_HDR := $(wildcard tools/*.h tools/*.def tools/*/*.h tools/*/*.def shim/cudefs.h shim/status.def)
+TOOLS_INC := -Itools -Ishim
 
-$(BUILD)/tools:
-	mkdir -p $@
-$(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR) | $(BUILD)/tools
-	$(CC) $(CFLAGS) $(JANSSON_CFLAGS) -Ishim -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
+$(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(JANSSON_CFLAGS) $(TOOLS_INC) -DCONVGUARD_VERSION='"$(VERSION)"' -c $< -o $@
 $(BUILD)/convguard: $(TOOLS_OBJ)
 	$(CC) $(CFLAGS) -o $@ $(TOOLS_OBJ) $(JANSSON_LIBS) -ldl -lm -lpthread
 

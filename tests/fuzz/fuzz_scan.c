@@ -1,4 +1,4 @@
-/* fuzz_scan.c - libFuzzer target for tools/json_scan.c, checked against
+/* fuzz_scan.c - libFuzzer target for tools/util/json_scan.c, checked against
  * jansson: the scan must judge a line as json_loadb does (one JSON object or
  * not) and pick the same `ev` and `seq`.  Known and accepted differences,
  * skipped here: duplicate keys (the reader parses every line it keeps with
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 # t_capture_report.sh - the report quotes the program's own error lines from the
 # captured stderr: only lines holding a known framework/CUDA error text
-# (tools/patterns.def) and the final exception line, nothing else it printed;
+# (tools/model/patterns.def) and the final exception line, nothing else it printed;
 # templates only for traces without a capture; each rank's lines for that rank
 # (torchrun's "[rankN]:" and srun's "N: " prefixes); a capture belongs to its run.
 source "$(dirname "$0")/../lib.sh"

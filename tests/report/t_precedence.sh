@@ -25,24 +25,30 @@ pairs=(
 
 first_rule() { "$1" report --json "$2" 2>/dev/null | jq -r '.findings[0].rule // "none"'; }
 
-# a convguard whose rules.def has rows $1 and $2 swapped (paragraphs of the file)
+# TABLE: the file that makes the rule table of rules.def (and includes it)
+TABLE=tools/rules/table.c
+# a convguard whose rules.def has rows $1 and $2 swapped (paragraphs of the file):
+# the table compiled again beside the swapped copy, linked with every other object
 swapped_cg() {
-    local d=$WORK/swap-$1-$2
+    local d=$WORK/swap-$1-$2 obj
+    obj=$(basename "$TABLE" .c).o
     mkdir -p "$d"
-    cp "$ROOT"/tools/rules.c "$ROOT"/tools/rules.h "$ROOT"/tools/cli.h "$d"/
+    cp "$ROOT/$TABLE" "$d/"
     awk -v a="RULE($1," -v b="RULE($2," 'BEGIN { RS = ""; ORS = "\n\n" }
         { p[NR] = $0; if (index("\n" $0, "\n" a)) ia = NR; if (index("\n" $0, "\n" b)) ib = NR }
         END { t = p[ia]; p[ia] = p[ib]; p[ib] = t; for (i = 1; i <= NR; i++) print p[i] }' \
-        "$ROOT/tools/rules.def" >"$d/rules.def"
-    ${CC:-cc} -std=c11 -D_GNU_SOURCE -O0 -I"$ROOT/shim" -c "$d/rules.c" -o "$d/rules.o" &&
-        ${CC:-cc} -o "$d/convguard" $(ls "$BUILD_DIR"/tools/*.o | grep -v '/rules\.o$') "$d/rules.o" -ljansson -ldl -lm &&
+        "$ROOT/tools/rules/rules.def" >"$d/rules.def"
+    ${CC:-cc} -std=c11 -D_GNU_SOURCE -O0 -I"$ROOT/$(dirname "$TABLE")" -I"$ROOT/tools" -I"$ROOT/shim" \
+        -c "$d/$(basename "$TABLE")" -o "$d/$obj" &&
+        ${CC:-cc} -o "$d/convguard" $(find "$BUILD_DIR/tools" -name '*.o' ! -path "$BUILD_DIR/${TABLE%.c}.o" | sort) \
+            "$d/$obj" -ljansson -ldl -lm -lpthread &&
         echo "$d/convguard"
 }
 
 for p in "${pairs[@]}"; do
     read -r a b trace <<<"$p"
-    check "$a before $b in rules.def" bash -c "grep -n '^RULE($a,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/na';
-        grep -n '^RULE($b,' '$ROOT/tools/rules.def' | cut -d: -f1 >'$WORK/nb'; [ \$(cat '$WORK/na') -lt \$(cat '$WORK/nb') ]"
+    check "$a before $b in rules.def" bash -c "grep -n '^RULE($a,' '$ROOT/tools/rules/rules.def' | cut -d: -f1 >'$WORK/na';
+        grep -n '^RULE($b,' '$ROOT/tools/rules/rules.def' | cut -d: -f1 >'$WORK/nb'; [ \$(cat '$WORK/na') -lt \$(cat '$WORK/nb') ]"
     got=$(first_rule "$CG" "$trace")
     check "$(basename "$trace"): $a first (got $got)" test "$got" = "$a"
     sw=$(swapped_cg "$a" "$b")

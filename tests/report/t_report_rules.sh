@@ -1,4 +1,4 @@
-# t_report_rules.sh - every rule of tools/rules.def has a trace in traces/
+# t_report_rules.sh - every rule of tools/rules/rules.def has a trace in traces/
 # (<rule>.jsonl, variants <rule>.<what>.jsonl); `convguard report` names that
 # rule first, prints its cause and fix, and exits 1.  Healthy traces exit 0.
 source "$(dirname "$0")/../lib.sh"
@@ -74,7 +74,7 @@ for f in "$T"/*.jsonl "$T"/*/; do
     f=${f%/}
     name=$(basename "$f" .jsonl)
     rule=${name%%.*}
-    check "$name: $rule is a rule of rules.def" grep -q "^RULE($rule," "$ROOT/tools/rules.def"
+    check "$name: $rule is a rule of rules.def" grep -q "^RULE($rule," "$ROOT/tools/rules/rules.def"
     "$CG" report --json "$f" >"$WORK/j" 2>"$WORK/err"
     check "$name: exit status 1 (problems found)" test $? = 1
     check "$name: names $rule first" jq -e --arg r "$rule" '.findings[0].rule == $r' "$WORK/j"
@@ -92,7 +92,7 @@ for f in "$T"/*.jsonl "$T"/*/; do
     fi
 done
 
-for r in $(sed -n 's/^RULE(\([a-z_0-9]*\),.*/\1/p' "$ROOT/tools/rules.def"); do
+for r in $(sed -n 's/^RULE(\([a-z_0-9]*\),.*/\1/p' "$ROOT/tools/rules/rules.def"); do
     check "rule $r has a test trace" bash -c "ls -d '$T/$r.jsonl' '$T/$r'.*.jsonl '$T/$r'.*/ 2>/dev/null | grep -q ."
 done
 

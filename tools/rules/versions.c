@@ -1,7 +1,7 @@
 /* rules_versions.c - versions belong to files: each cuDNN file's own
  * version, the copies that LD_LIBRARY_PATH shadowed, and one version of
  * cuDNN split over two folders. */
-#include "rules.h"
+#include "rules/match.h"
 
 /* libcudnn_graph.so.9.19.0 -> 91900, libcudnn_ops_infer.so.8.9.7 -> 8907 */
 static long long encode_dotted(const char *v)

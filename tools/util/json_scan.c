@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "util/util.h"
 
 #define MAX_DEPTH 2048
 

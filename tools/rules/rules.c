@@ -1,27 +1,12 @@
-/* rules.c - the match functions of rules.def and the table built from it.
+/* rules.c - the match functions of the loader, device, resource and runtime
+ * rows of rules.def (the other rules/ files hold one concern each).
  *
  * A match function gets the process (s->t[ti]) and the event the rule's
  * pattern matched (NULL for rules without a pattern); it says whether the
  * rule applies and adds the facts its texts need to `vars`. */
-#include "rules.h"
+#include "rules/match.h"
 
 static json_t *events_of(struct trace_set *s, size_t ti) { return s->t[ti].events; }
-
-bool is_ev(json_t *e, const char *name) { return strcmp(jstr(e, "ev", ""), name) == 0; }
-
-json_t *lib_event(struct trace *t, const char *path)
-{
-    for (size_t i = 0; path && i < json_array_size(t->events); i++) {
-        json_t *e = json_array_get(t->events, i);
-        if (is_ev(e, "lib") && strcmp(jstr(e, "path", ""), path) == 0)
-            return e;
-    }
-    return NULL;
-}
-
-void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
-void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
-void set_int(json_t *vars, const char *k, long long v) { json_object_set_new(vars, k, json_integer(v)); }
 
 static long index_of(struct trace *t, json_t *ev)
 {
@@ -41,23 +26,6 @@ static json_t *unresolved_load(struct trace *t, const char *stem)
     }
     return NULL;
 }
-
-bool dir_in_path_list(const char *dir, const char *list)
-{
-    size_t n = strlen(dir);
-    for (const char *p = list; p && *p;) {
-        const char *c = strchr(p, ':');
-        size_t len = c ? (size_t)(c - p) : strlen(p);
-        while (len > 1 && p[len - 1] == '/')
-            len--;
-        if (len == n && strncmp(p, dir, n) == 0)
-            return true;
-        p = c ? c + 1 : NULL;
-    }
-    return false;
-}
-
-const char *llp_of(struct trace *t) { return jstr(t->start, "env.LD_LIBRARY_PATH", NULL); }
 
 /* The version a library path was recorded with; for the cuDNN dispatcher
  * (never asked) the version of a cuDNN part mapped from the same folder. */
@@ -87,53 +55,6 @@ static char *ver_note(struct trace *t, const char *path)
     char v[32];
     long long ver = version_of_path(t, path);
     return ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
-}
-
-/* The CUDA major version the process uses, for package names like
- * nvidia-cudnn-cu12: from cudart, else from what cuDNN was built for. */
-long long cuda_major(struct trace *t)
-{
-    long long built = -1;
-    for (size_t i = 0; i < json_array_size(t->events); i++) {
-        json_t *e = json_array_get(t->events, i);
-        if (strcmp(jstr(e, "ev", ""), "lib") != 0)
-            continue;
-        if (strcmp(jstr(e, "family", ""), "cudart") == 0 && jint(e, "version", 0) > 0)
-            return jint(e, "version", 0) / 1000;
-        if (built < 0 && jint(e, "cuda_built_for", 0) > 0)
-            built = jint(e, "cuda_built_for", 0) / 1000;
-    }
-    return built > 0 ? built : 12;
-}
-
-/* "process 4242 (python3) holds 70.0 GiB" for every other holder, largest first */
-char *holders_text(json_t *ev, long long own_pid, long long *top_pid)
-{
-    json_t *h = jget(ev, "holders");
-    struct sbuf b = {0};
-    bool used[64] = {0};
-    size_t n = json_array_size(h) < 64 ? json_array_size(h) : 64;
-    *top_pid = -1;
-    for (int k = 0; k < 3; k++) {
-        long best = -1;
-        for (size_t i = 0; i < n; i++) {
-            json_t *x = json_array_get(h, i);
-            if (used[i] || jint(x, "pid", -1) == own_pid)
-                continue;
-            if (best < 0 || jint(x, "bytes", 0) > jint(json_array_get(h, (size_t)best), "bytes", 0))
-                best = (long)i;
-        }
-        if (best < 0)
-            break;
-        used[best] = true;
-        json_t *x = json_array_get(h, (size_t)best);
-        char sz[32];
-        if (*top_pid < 0)
-            *top_pid = jint(x, "pid", -1);
-        sb_printf(&b, "%sprocess %lld (%s) holds %s", b.len ? ", " : "", jint(x, "pid", -1), jstr(x, "name", "?"),
-                  fmt_size(jint(x, "bytes", -1), sz, sizeof sz));
-    }
-    return sb_take(&b);
 }
 
 static long long own_bytes(json_t *ev, long long own_pid)
@@ -242,36 +163,6 @@ bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 }
 
 /* ---- loading */
-/* The loader's words: only "absent" (the very name asked was in no folder
- * searched) is how probes fail.  Anything else names a file that is there
- * and broken, or of another build, or a dependency that is missing. */
-static const char *load_error_kind(json_t *ev, const char **named_out, char *named, size_t cap)
-{
-    const char *kind = jstr(ev, "error_kind", NULL), *err = jstr(ev, "error", ""), *name = jstr(ev, "name", "");
-    const char *req = strstr(err, "(required by ");
-    size_t n = strcspn(err, ":");
-    named[0] = 0;
-    if (req)
-        snprintf(named, cap, "%.*s", (int)strcspn(req + 13, ")"), req + 13);
-    else if (err[n] == ':')
-        snprintf(named, cap, "%.*s", (int)n, err);
-    *named_out = jstr(ev, "error_file", named);
-    if (kind)
-        return kind;
-    if (strstr(err, "No such file or directory"))
-        return strcmp(base_name(named), base_name(name)) == 0 ? "absent" : "dependency_absent";
-    static const struct {
-        const char *words, *kind;
-    } kinds[] = {{"file too short", "too_short"},   {"invalid ELF header", "bad_elf"},
-                 {"wrong ELF class", "wrong_class"}, {"undefined symbol", "undefined_symbol"},
-                 {"Permission denied", "permission"}};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strstr(err, kinds[i].words))
-            return kinds[i].kind;
-    if (strstr(err, "version `") && strstr(err, "not found"))
-        return "version_not_found";
-    return "other";
-}
 
 /* What a missing dependency is usually provided by */
 static const char *provider_of(const char *dep)
@@ -425,13 +316,6 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     set_str(vars, "caller_dir", dir_name(caller, d, sizeof d));
     set_own(vars, "asked_by", strcmp(caller, "(main program)") ? xasprintf(" (asked for by %s)", base_name(caller))
                                                                : xstrdup(""));
-}
-
-bool load_failure_absent(json_t *ev)
-{
-    const char *named;
-    char buf[1024];
-    return strcmp(load_error_kind(ev, &named, buf, sizeof buf), "absent") == 0;
 }
 
 /* The process died while loading this library (a crash inside ld.so): its
@@ -1011,23 +895,3 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     }
     return true;
 }
-
-/* ---- the tables */
-#define RULE(id, layer, sev, groups, pattern, match, title, symptom, cause, fix) \
-    {#id, layer, sev, groups, pattern, match, title, symptom, cause, fix},
-#define FAILURE(pattern, text)
-const struct rule rules[] = {
-#include "rules.def"
-};
-#undef RULE
-#undef FAILURE
-const size_t n_rules = sizeof rules / sizeof rules[0];
-
-#define RULE(...)
-#define FAILURE(pattern, text) {pattern, text},
-const struct failure_text failure_texts[] = {
-#include "rules.def"
-};
-#undef RULE
-#undef FAILURE
-const size_t n_failure_texts = sizeof failure_texts / sizeof failure_texts[0];

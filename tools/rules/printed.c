@@ -3,7 +3,7 @@
  * `convguard run` kept (one per quotable line: pattern, kind, framework, text). */
 #include <ctype.h>
 
-#include "rules.h"
+#include "rules/match.h"
 
 /* OOM in the words of the framework, while no GPU allocation of the process
  * failed: the framework's own pool or limit was used up, not the GPU. */

@@ -1,29 +1,29 @@
-/* rules.h - what the match functions of rules.def share (rules.c and the
- * rules_*.c files, one per concern).  Everything here reads a trace; none of
- * it changes one. */
-#ifndef CONVGUARD_RULES_H
-#define CONVGUARD_RULES_H
+/* match.h - what the match functions of rules.def share (the rules/ files,
+ * one per concern; rules.h is what the layers above see).  Everything here
+ * reads a trace; none of it changes one. */
+#ifndef CONVGUARD_RULES_MATCH_H
+#define CONVGUARD_RULES_MATCH_H
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "rules/rules.h"
 
 #define MIB (1ll << 20)
 
-/* ---- rules.c: small helpers */
+/* ---- facts.c: small helpers */
+bool is_ev(json_t *e, const char *name);
+/* the `lib` event of a path, NULL when none */
+json_t *lib_event(struct trace *t, const char *path);
 void set_str(json_t *vars, const char *k, const char *v);
 void set_own(json_t *vars, const char *k, char *v); /* takes v */
 void set_int(json_t *vars, const char *k, long long v);
-bool is_ev(json_t *e, const char *name);
-/* "process 4242 (python3) holds 70.0 GiB" for up to 3 other holders, largest first */
-char *holders_text(json_t *ev, long long own_pid, long long *top_pid);
-long long cuda_major(struct trace *t);
 bool dir_in_path_list(const char *dir, const char *list);
 const char *llp_of(struct trace *t);
-/* the `lib` event of a path, NULL when none */
-json_t *lib_event(struct trace *t, const char *path);
+long long cuda_major(struct trace *t);
+/* "process 4242 (python3) holds 70.0 GiB" for up to 3 other holders, largest first */
+char *holders_text(json_t *ev, long long own_pid, long long *top_pid);
 
-/* ---- rules_fw.c: which framework the process ran (from its libraries,
+/* ---- fw.c: which framework the process ran (from its libraries,
  * the objects that called, and argv) */
 enum {
     FW_TORCH = 1 << 0,
@@ -41,13 +41,18 @@ unsigned fw_primary(unsigned fws);
 /* text for the framework of the process: jax, tf, torch, or other */
 const char *fw_pick(struct trace *t, const char *jax, const char *tf, const char *torch, const char *other);
 
-/* ---- rules_versions.c: each file's own version */
+/* ---- versions.c: each file's own version */
 /* cuDNN's version from the dotted names a file asked the loader for
  * (libcudnn_graph.so.9.19.0 -> 91900), -1 when it asked none */
 long long cudnn_version_from_probes(struct trace *t, const char *caller);
 
 /* ---- match functions of rules.def, by file */
 #define MATCH(name) bool name(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* code.c: GPU code and the driver's log */
+MATCH(m_code_arch);
+MATCH(m_ptx_version);
+MATCH(m_code_no_fit);
+MATCH(m_driver_error);
 /* rules.c */
 MATCH(m_no_driver);
 MATCH(m_gpu_hidden);
@@ -69,9 +74,9 @@ MATCH(m_code_load);
 MATCH(m_never_used);
 MATCH(m_fallback);
 MATCH(m_crash);
-/* rules_lookup.c: the headline, a failure the lookup before it explains */
+/* lookup.c: the headline, a failure the lookup before it explains */
 MATCH(m_lookup_workspace);
-/* rules_env.c: driver, device, container, architecture, caches */
+/* env.c: driver, device, container, architecture, caches */
 MATCH(m_module_mismatch);
 MATCH(m_mig);
 MATCH(m_arch);
@@ -79,12 +84,12 @@ MATCH(m_nv_cache);
 MATCH(m_alloc_held);
 MATCH(m_two_frameworks);
 MATCH(m_ptxas);
-/* rules_versions.c */
+/* versions.c */
 MATCH(m_shadowed);
 MATCH(m_parts_split);
-/* rules_unused.c */
+/* unused.c */
 MATCH(m_gpu_not_used);
-/* rules_capture.c: what the program printed (convguard run's stderr capture) */
+/* printed.c: what the program printed (convguard run's stderr capture) */
 MATCH(m_pool_exhausted);
 MATCH(m_cudnn_older_than_build);
 #endif

@@ -10,7 +10,7 @@
  * The report then says which call, which algorithm, the workspace asked
  * against the memory free at the lookup, which candidates would have fitted,
  * and how to make the framework take one of them. */
-#include "rules.h"
+#include "rules/match.h"
 
 /* allocators round up: PyTorch's caching allocator to 2 MiB blocks, TF's BFC
  * to 256 bytes, XLA to its own; a request this close to a workspace is it */

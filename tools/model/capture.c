@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "capture.h"
+#include "model/capture.h"
 
 struct pattern { const char *id, *kind, *framework, *text; };
 static const struct pattern patterns[] = {
@@ -593,47 +593,4 @@ void capture_json(json_t *report, struct trace_set *s)
         bool cap = p >= 0 && (size_t)p < s->n && marker_of(&s->t[p]);
         json_object_set_new(f, "you_see_source", json_string(cap ? "stderr" : "template"));
     }
-}
-
-/* ---- rule patterns: clause&clause&!clause */
-static bool clause_match(const char *c, size_t n, json_t *ev)
-{
-    char buf[512];
-    if (n >= sizeof buf)
-        return false;
-    memcpy(buf, c, n);
-    buf[n] = 0;
-    return pattern_match(buf, ev);
-}
-
-static bool any_event(const char *c, size_t n, json_t *events)
-{
-    for (size_t i = 0; i < json_array_size(events); i++)
-        if (clause_match(c, n, json_array_get(events, i)))
-            return true;
-    return false;
-}
-
-bool rule_pattern_match(const char *pattern, json_t *ev, json_t *events)
-{
-    if (!strchr(pattern, '&'))
-        return pattern_match(pattern, ev);
-    for (const char *alt = pattern; alt && *alt;) {
-        const char *bar = strchr(alt, '|');
-        size_t len = bar ? (size_t)(bar - alt) : strlen(alt);
-        size_t first = strcspn(alt, "&|");
-        bool ok = clause_match(alt, first < len ? first : len, ev);
-        for (const char *c = alt + first; ok && c < alt + len && *c == '&';) {
-            c++;
-            bool neg = *c == '!';
-            c += neg;
-            size_t cl = strcspn(c, "&|");
-            ok = any_event(c, cl, events) != neg;
-            c += cl;
-        }
-        if (ok)
-            return true;
-        alt = bar ? bar + 1 : NULL;
-    }
-    return false;
 }

@@ -1,8 +1,10 @@
-/* report.h - the analysis of a trace set, shared by the text, JSON and HTML
- * outputs (report.c, html.c) and the grouping of many processes (group.c). */
-#ifndef CONVGUARD_REPORT_H
-#define CONVGUARD_REPORT_H
-#include "cli.h"
+/* analysis.h - the report's model: a trace set analysed (the processes
+ * summed up, their findings, grouped, the first failure, the
+ * inconsistencies).  The outputs (out/) read it; analysis/ calls rules/,
+ * model/ and util/ only, and nothing in it prints (tools/README.md). */
+#ifndef CONVGUARD_ANALYSIS_H
+#define CONVGUARD_ANALYSIS_H
+#include "rules/rules.h"
 
 struct finding {
     const struct rule *r;
@@ -69,23 +71,40 @@ struct analysis {
     struct first_failure ff;
 };
 
+/* ---- analyse.c */
+/* a process the table lists (one that touched a CUDA library, failed or has a
+ * finding; the only one of a set of one) */
+bool analysis_in_table(struct analysis *a, size_t i);
+struct analysis *analyse(struct trace_set *s);
+int analysis_problems(struct analysis *a); /* findings told once, plus inconsistencies */
+void analysis_free(struct analysis *a);
+
+/* ---- findings.c: the rules applied to process ti, its findings added */
+void apply_rules(struct analysis *a, size_t ti);
+
+/* ---- procs.c: a->p[ti] filled; the texts of a process's libraries */
+void summarise(struct analysis *a, size_t ti);
 char *lib_summary(struct proc_sum *p);
 char *lib_short(struct proc_sum *p);
 
-/* group.c */
+/* ---- compare.c: a->incons, the same library loaded differently across processes */
+void compare_processes(struct analysis *a);
+
+/* ---- group.c */
 void procs_add(struct procs *p, size_t i);
 void procs_free(struct procs *p);
+char *hosts_text(struct analysis *a, const struct procs *p); /* "node0-node125" */
 /* "rank 37 (node4:1234)" for one, "ranks 0-999 on node0-node125" for more */
 char *who_text(struct analysis *a, const struct procs *p);
 /* "1000 processes: ranks 0-999 on node0-node125", or the one label */
 char *who_counted(struct analysis *a, const struct procs *p);
-char *hosts_text(struct analysis *a, const struct procs *p); /* "node0-node125" */
 void group_findings(struct analysis *a);  /* blocks and groups */
 void group_processes(struct analysis *a, bool (*shown)(struct analysis *, size_t));
+void analysis_groups_free(struct analysis *a);
+
+/* ---- first_failure.c */
 void find_first_failure(struct analysis *a);
 char *first_failure_head(struct analysis *a);  /* "rank 3 (h:1) at 2026-... UTC, 7.07 s after it started: #8 ..." */
 char *after_text(struct analysis *a, enum after_kind k); /* one line per kind, NULL when none */
 char *clock_note(struct analysis *a);    /* NULL when one host */
-json_t *first_failure_json(struct analysis *a);
-void analysis_groups_free(struct analysis *a);
 #endif

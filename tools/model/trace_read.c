@@ -9,6 +9,7 @@
  * A job's traces can be gigabytes: each file is read once, line by line, by
  * one of a few threads, and what is kept of it is bounded (below), so memory
  * follows the number of processes, not the size of their traces. */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "model/model.h"
 
 #define HUGE_LINE (1l << 20)
 #define MAX_LINE (256l << 20) /* beyond the shim's own cap (CONVGUARD_MAX_MB): skip */
@@ -90,7 +91,8 @@ static void add_stem(json_t *ev)
  * lib events; a match function may read every event of a kind a pattern
  * names, matched or not (the driver's messages around a failure, the names
  * cuDNN probed).  So an event is kept when its name is `start`, `exit` or
- * `lib` or is named by some pattern of the table; every other event is
+ * `lib` or is named by some pattern of the table (the rules hand each of
+ * theirs to trace_keep_pattern, so this layer needs none of them); every other event is
  * counted (lines, seq gaps, the timeline's numbers) and dropped as soon as it
  * is read, without being built as JSON.  Which failed loads a later load
  * resolved (cuDNN's probes) is decided as the loads are read, so that it
@@ -130,13 +132,17 @@ static void add_pattern_names(const char *pattern)
     }
 }
 
-static void build_names(void)
+/* start, exit and lib first: the order of `elided` in the report's JSON */
+static void add_fixed_names(void)
 {
-    add_name("start", 5), add_name("exit", 4), add_name("lib", 3);
-    for (size_t i = 0; i < n_rules; i++)
-        add_pattern_names(rules[i].pattern);
-    for (size_t i = 0; i < n_failure_texts; i++)
-        add_pattern_names(failure_texts[i].pattern);
+    if (n_names == 0)
+        add_name("start", 5), add_name("exit", 4), add_name("lib", 3);
+}
+
+void trace_keep_pattern(const char *pattern)
+{
+    add_fixed_names();
+    add_pattern_names(pattern);
 }
 
 static int name_index(const char *n, size_t len)
@@ -363,8 +369,6 @@ static long missing_seqs(long long *seqs, size_t n)
     return gaps;
 }
 
-static pthread_once_t names_once = PTHREAD_ONCE_INIT;
-
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -447,7 +451,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
 
 int trace_read_file(const char *path, struct trace *t)
 {
-    pthread_once(&names_once, build_names);
+    assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     memset(t, 0, sizeof *t);
     t->tl_stride = 1;
     FILE *f = fopen(path, "rb");
@@ -580,7 +584,7 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
 {
     if (n == 0)
         return 0;
-    pthread_once(&names_once, build_names);
+    assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     json_object_seed(0); /* before any thread builds an object */
     struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0};
     if (!b.out || !b.err)

@@ -6,7 +6,7 @@
  * process ran is read from its trace: the paths of the libraries it mapped,
  * the objects that called dlopen or allocated, the frameworks the shim saw
  * mapped at exit, and argv. */
-#include "rules.h"
+#include "rules/match.h"
 
 static const struct marker {
     unsigned fw;

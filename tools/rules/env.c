@@ -1,7 +1,7 @@
 /* rules_env.c - the machine around the process: the driver's two halves,
  * MIG, the GPU's architecture against the CUDA build, the driver's cache
  * folder, and other processes or frameworks holding the memory. */
-#include "rules.h"
+#include "rules/match.h"
 
 /* "libcuda.so.545.23.08" -> "545.23.08": the user-space driver's version */
 static const char *driver_file_version(json_t *lib)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "out/out.h"
 
 static void esc(FILE *o, const char *s)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "rules/match.h"
 
 static json_t *by_seq(struct trace *t, long long seq)
 {
@@ -22,8 +22,6 @@ static json_t *by_seq(struct trace *t, long long seq)
     }
     return NULL;
 }
-
-static bool is_ev(json_t *e, const char *name) { return strcmp(jstr(e, "ev", ""), name) == 0; }
 
 /* The messages that explain ev: those its "driver_log" list names; for a
  * driver_log event itself, it and the messages of its thread just before it
@@ -131,9 +129,6 @@ static char *gpu_of(struct trace *t, json_t *ev, json_t *image)
     }
     return NULL;
 }
-
-static void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
-static void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
 
 /* The failing call as the user would name it, and how the failure was seen. */
 static void what_failed(json_t *ev, json_t *vars)

@@ -1,10 +1,11 @@
 /* util.c - JSON accessors that never fail, status names, sizes and versions
- * as people write them, and a growing string. */
+ * as people write them, a growing string, and host names in natural order. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "util/util.h"
 
 json_t *jget(json_t *obj, const char *path)
 {
@@ -206,4 +207,37 @@ char *sb_take(struct sbuf *b)
     b->s = NULL;
     b->len = b->cap = 0;
     return s;
+}
+
+/* ---- natural order: "node2" before "node10" */
+int natural_cmp(const char *a, const char *b)
+{
+    const char *a0 = a, *b0 = b;
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            const char *x = a, *y = b;
+            while (*x == '0')
+                x++;
+            while (*y == '0')
+                y++;
+            const char *xe = x, *ye = y;
+            while (isdigit((unsigned char)*xe))
+                xe++;
+            while (isdigit((unsigned char)*ye))
+                ye++;
+            if (xe - x != ye - y)
+                return xe - x < ye - y ? -1 : 1;
+            int c = memcmp(x, y, (size_t)(xe - x));
+            if (c)
+                return c < 0 ? -1 : 1;
+            a = xe, b = ye;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++, b++;
+    }
+    if (*a || *b)
+        return *a ? 1 : -1;
+    return strcmp(a0, b0); /* "node01" and "node1": still an order */
 }

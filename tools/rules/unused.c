@@ -3,7 +3,7 @@
  * driver was never opened, so no CUDA context exists; or, in a live process
  * (`convguard inspect`, exit.snapshot), the driver is mapped and NVML lists
  * no GPU memory of it. */
-#include "rules.h"
+#include "rules/match.h"
 
 static bool maps_driver(struct trace *t)
 {

@@ -1,0 +1,98 @@
+/* findings.c - the rules of rules.def applied to one process: each rule's
+ * pattern over its events, the match function, the groups that keep one
+ * failure to one cause, and the finding's texts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "model/capture.h"
+
+static bool group_taken(json_t *taken, const char *g, size_t n)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%.*s", (int)n, g);
+    return json_object_get(taken, k) != NULL;
+}
+
+static void take_groups(json_t *taken, const char *groups)
+{
+    for (const char *g = groups; g && *g;) {
+        size_t n = strcspn(g, ",");
+        char k[64];
+        snprintf(k, sizeof k, "%.*s", (int)n, g);
+        json_object_set_new(taken, k, json_true());
+        g = g[n] ? g + n + 1 : NULL;
+    }
+}
+
+static void add_finding(struct analysis *a, const struct rule *r, size_t ti, json_t *ev, json_t *vars, int count)
+{
+    if (a->nf == a->capf) {
+        a->capf = a->capf ? a->capf * 2 : 16;
+        a->f = realloc(a->f, a->capf * sizeof *a->f);
+        if (!a->f)
+            exit(2);
+    }
+    struct finding *f = &a->f[a->nf++];
+    f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
+    f->title = expand(r->title, vars, ev);
+    f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
+    char *said = capture_symptom(&a->s->t[ti]); /* the program's own words, when captured */
+    if (said)
+        free(f->symptom), f->symptom = said;
+    f->cause = expand(r->cause, vars, ev);
+    f->fix = expand(r->fix, vars, ev);
+    const char *seen = jstr(vars, "seen", NULL);
+    if (seen)
+        f->seen = xstrdup(seen);
+    else if (ev)
+        f->seen = describe_event(ev);
+    else
+        f->seen = xstrdup("");
+    f->driver = driver_words(&a->s->t[ti], ev);
+    if (count > 1) {
+        char *s = xasprintf("%s (and %d more like it)", f->seen, count - 1);
+        free(f->seen);
+        f->seen = s;
+    }
+}
+
+void apply_rules(struct analysis *a, size_t ti)
+{
+    struct trace *t = &a->s->t[ti];
+    json_t *taken = json_object();
+    for (size_t r = 0; r < n_rules; r++) {
+        const struct rule *ru = &rules[r];
+        if (group_taken(taken, ru->group, strcspn(ru->group, ",")))
+            continue;
+        json_t *vars = NULL, *first = NULL;
+        int count = 0;
+        if (!*ru->pattern) {
+            vars = json_object();
+            if (ru->match(a->s, ti, NULL, vars))
+                count = 1;
+        } else {
+            for (size_t i = 0; i < json_array_size(t->events); i++) {
+                json_t *ev = json_array_get(t->events, i);
+                if (!rule_pattern_match(ru->pattern, ev, t->events))
+                    continue;
+                json_t *v = json_object();
+                if (ru->match && !ru->match(a->s, ti, ev, v)) {
+                    json_decref(v);
+                    continue;
+                }
+                if (!count++)
+                    first = ev, vars = v;
+                else
+                    json_decref(v);
+            }
+        }
+        if (count) {
+            add_finding(a, ru, ti, first, vars, count);
+            take_groups(taken, ru->group);
+        } else {
+            json_decref(vars);
+        }
+    }
+    json_decref(taken);
+}

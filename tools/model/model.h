@@ -1,0 +1,87 @@
+/* model.h - the processes of a trace set, read from disk (trace_read.c),
+ * and what one event says (event.c).  The lowest layer that knows traces:
+ * it calls util/ only (tools/README.md). */
+#ifndef CONVGUARD_MODEL_H
+#define CONVGUARD_MODEL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+#include "util/util.h"
+
+/* ---- trace_read.c: one trace file = one process image */
+struct read_stats {
+    long lines;          /* newline-terminated lines plus a last unterminated one */
+    long events;         /* lines that parsed as an event object */
+    long bad_lines;      /* not JSON, not an object, or without "ev" */
+    long huge_lines;     /* longer than 1 MiB (read anyway) */
+    long cut_lines;      /* lines the shim marked "truncated": true */
+    long fixed_utf8;     /* lines with bytes that were not UTF-8 (replaced by '?') */
+    long seq_gaps;       /* missing seq numbers: lost lines */
+    bool last_line_cut;  /* the file ended inside a line that did not parse */
+    long elided;         /* events read and counted, not kept: past the cap of their kind */
+};
+
+/* What the timeline needs of every event, kept for all of them (bounded):
+ * free GPU memory readings and the sizes asked for. */
+enum tl_kind { TL_FREE, TL_ALLOC, TL_WS, TL_FB };
+struct tl_point { float t; unsigned char kind; long long v; };
+
+/* One trace file, read once, line by line: its events are judged one at a
+ * time and only those of the kinds some rule could look at are kept (see
+ * trace_read.c, trace_keep_pattern); the rest are counted. */
+struct trace {
+    char *file;
+    json_t *events;       /* the kept events, in file order (owned) */
+    json_t *start, *exit; /* borrowed from events; NULL when absent */
+    struct read_stats st;
+    long long pid, ppid, forked_from, rank; /* -1: unknown */
+    const char *host;     /* "?" when unknown */
+    double wall;          /* wall-clock seconds of the shim's start, 0 unknown */
+    int parent;           /* index of the parent process in the set, -1 */
+    bool execd;           /* no exit line, but a later file of the same pid and host: it exec'd */
+    double t_last;        /* the largest `t` of any event: when the trace ends */
+    json_t *elided;       /* {event name: events not kept}, NULL when none */
+    struct tl_point *tl;  /* the timeline: at most TL_MAX points, evenly thinned */
+    int ntl, tl_stride;
+    long tl_seen;
+    long long tl_top;     /* the largest value on it, or mem.total */
+};
+
+/* the reader marks a failed dlopen that a later load resolved (load_resolved) */
+#define RESOLVED_KEY "_convguard_resolved"
+
+struct trace_set {
+    struct trace *t;
+    size_t n, cap;
+    json_t *unreadable;   /* [{path, error}] */
+};
+
+/* The kinds of event kept besides start, exit and lib: those a pattern
+ * ("ev[:cond]|ev2&!ev3", rules.def) names.  The rules say theirs
+ * (rules_keep_events, rules/table.c) before the first file is read; not
+ * thread-safe. */
+void trace_keep_pattern(const char *pattern);
+int trace_read_file(const char *path, struct trace *out); /* 0, or -1 with errno */
+void trace_free(struct trace *t);
+/* file or directory (read a few levels down); the files are read in parallel
+ * (CONVGUARD_REPORT_THREADS, default: the cores, at most 8) */
+int trace_set_add(struct trace_set *s, const char *path);
+void trace_set_link(struct trace_set *s);                   /* parents, sort order */
+/* Keep only traces whose start is at or after `since` (wall seconds). */
+void trace_set_keep_since(struct trace_set *s, double since);
+void trace_set_free(struct trace_set *s);
+
+/* ---- event.c */
+bool pattern_match(const char *pattern, json_t *ev);       /* "ev[:cond,...]|ev2", see rules.def */
+/* with conjunctions: `clause&clause&!clause`, the others over all events */
+bool rule_pattern_match(const char *pattern, json_t *ev, json_t *events);
+bool load_resolved(struct trace *t, size_t i);             /* dlopen failure later resolved */
+/* the kind of a failed load's error ("absent", "dependency_absent",
+ * "bad_elf", ...; the shim's error_kind when it gave one); *named_out: the
+ * file the error names (into `named`, or the event's error_file) */
+const char *load_error_kind(json_t *ev, const char **named_out, char *named, size_t cap);
+bool load_failure_absent(json_t *ev); /* the asked file was absent (a probe), not broken */
+
+#endif

@@ -1,0 +1,216 @@
+/* json.c - the report as JSON (`convguard report --json`, schema:
+ * docs/report-json.md), built whole or written piece by piece. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/capture.h"
+#include "out/out.h"
+
+static json_t *read_stats_json(struct trace *t)
+{
+    json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I}", "lines", (json_int_t)t->st.lines,
+                          "events", (json_int_t)t->st.events, "bad_lines", (json_int_t)t->st.bad_lines, "huge_lines",
+                          (json_int_t)t->st.huge_lines, "cut_lines", (json_int_t)t->st.cut_lines, "fixed_utf8",
+                          (json_int_t)t->st.fixed_utf8, "seq_gaps", (json_int_t)t->st.seq_gaps, "last_line_cut",
+                          t->st.last_line_cut, "elided", (json_int_t)t->st.elided);
+    if (t->elided)
+        json_object_set(j, "elided_by_event", t->elided);
+    return j;
+}
+
+static json_t *int_or_null(long long v) { return v >= 0 ? json_integer(v) : json_null(); }
+
+static json_t *procs_json(const struct procs *p)
+{
+    json_t *j = json_array();
+    for (size_t k = 0; k < p->n; k++)
+        json_array_append_new(j, json_integer((json_int_t)p->i[k]));
+    return j;
+}
+
+static json_t *first_failure_json(struct analysis *a)
+{
+    struct first_failure *ff = &a->ff;
+    if (ff->proc < 0)
+        return json_null();
+    static const char *const kinds[] = {"same_cause", "killed", "timeout", "stopped", "other_cause"};
+    struct proc_sum *p = &a->p[ff->proc];
+    json_t *after = json_array();
+    for (int k = 0; k < AFTER_KINDS; k++) {
+        struct after *af = &ff->after[k];
+        if (!af->p.n)
+            continue;
+        char *who = who_text(a, &af->p), *text = after_text(a, (enum after_kind)k);
+        json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:o}", "kind", kinds[k], "count", (json_int_t)af->p.n, "who", who,
+                              "text", text, "processes", procs_json(&af->p));
+        if (isfinite(af->dt_min)) {
+            json_object_set_new(o, "after_min_s", json_real(af->dt_min));
+            json_object_set_new(o, "after_max_s", json_real(af->dt_max));
+        }
+        if (af->signals)
+            json_object_set(o, "signals", af->signals);
+        json_array_append_new(after, o);
+        free(who), free(text);
+    }
+    char *head = first_failure_head(a), *d = describe_event(p->fail_ev), *note = clock_note(a);
+    json_t *j = json_pack("{s:i, s:s, s:f, s:f, s:I, s:s, s:o, s:s, s:o, s:o, s:I}", "process", ff->proc, "label",
+                          p->label, "wall_time", ff->wall, "t", p->fail_t, "seq",
+                          (json_int_t)jint(p->fail_ev, "seq", -1), "failure", d, "rule",
+                          p->first_f >= 0 ? json_string(a->f[p->first_f].r->id) : json_null(), "text", head,
+                          "clock_note", note ? json_string(note) : json_null(), "after", after, "quiet",
+                          (json_int_t)ff->quiet);
+    free(head), free(d), free(note);
+    return j;
+}
+
+/* capture_json (capture.c) adds what was captured of stderr to a report
+ * document; here it is given one process at a time (a set of one) or the
+ * findings alone, as the document is written piece by piece. */
+static void add_capture_process(json_t *p, struct trace_set *s, size_t i)
+{
+    struct trace_set one = {.t = &s->t[i], .n = 1};
+    json_t *doc = json_pack("{s:[O]}", "processes", p);
+    capture_json(doc, &one);
+    json_decref(doc);
+}
+
+static void add_capture_findings(json_t *finds, struct trace_set *s)
+{
+    json_t *doc = json_pack("{s:[], s:O}", "processes", "findings", finds);
+    capture_json(doc, s);
+    json_decref(doc);
+}
+
+/* One element of "processes" */
+static json_t *process_json(struct analysis *a, size_t i)
+{
+    {
+        struct trace *t = &a->s->t[i];
+        struct proc_sum *p = &a->p[i];
+        json_t *libs = json_array(), *fails = json_array();
+        for (size_t k = 0; k < json_array_size(t->events); k++) {
+            json_t *e = json_array_get(t->events, k);
+            if (strcmp(jstr(e, "ev", ""), "lib") == 0)
+                json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:o, s:o}", "path", jstr(e, "path", "?"),
+                                                      "soname", jstr(e, "soname", "?"), "family", jstr(e, "family", "?"),
+                                                      "version", int_or_null(jint(e, "version", -1)),
+                                                      "cuda_built_for", int_or_null(jint(e, "cuda_built_for", -1))));
+            if (is_failure_event(t, k)) {
+                char *d = describe_event(e);
+                json_array_append_new(fails, json_pack("{s:I, s:f, s:s, s:s}", "seq", (json_int_t)jint(e, "seq", -1),
+                                                       "t", jnum(e, "t", 0), "ev", jstr(e, "ev", "?"), "text", d));
+                free(d);
+            }
+        }
+        json_t *ids = json_array();
+        for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
+            json_array_append_new(ids, json_string(a->f[k].r->id));
+        json_t *j = json_pack(
+            "{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+            "file", t->file, "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
+            "rank", int_or_null(t->rank), "ppid", int_or_null(t->ppid), "parent",
+            t->parent >= 0 ? json_integer(t->parent) : json_null(), "argv", jget(t->start, "argv") ?: json_null(),
+            "wall_time", t->wall, "exited", t->exit != NULL, "cudnn_version", int_or_null(p->cudnn_ver),
+            "cudart_version", int_or_null(p->cudart_ver), "driver_version", int_or_null(p->driver_ver), "libs", libs,
+            "failures", fails, "rules", ids, "read", read_stats_json(t));
+        add_capture_process(j, a->s, i);
+        return j;
+    }
+}
+
+/* Everything but "processes", in the order of the document */
+static json_t *rest_json(struct analysis *a)
+{
+    json_t *finds = json_array();
+    /* findings: one per block (rule, cause, fix), a group's blocks together */
+    json_t *groups = json_array();
+    for (int g = 0; g < a->ngroups; g++) {
+        struct fgroup *G = &a->groups[g];
+        json_t *fl = json_array();
+        for (int k = 0; k < G->nb; k++) {
+            struct block *b = &a->blocks[G->blocks[k]];
+            struct finding *f = &a->f[b->head];
+            char *who = who_text(a, &b->p);
+            json_array_append_new(fl, json_integer((json_int_t)json_array_size(finds)));
+            json_array_append_new(finds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:I, s:s, "
+                                                   "s:i}",
+                                                   "rule", f->r->id, "layer", f->r->layer, "severity", f->r->severity,
+                                                   "title", f->title, "symptom", f->symptom, "seen", f->seen, "cause",
+                                                   f->cause, "fix", f->fix, "processes", procs_json(&b->p), "seq",
+                                                   f->ev ? json_integer(jint(f->ev, "seq", -1)) : json_null(), "facts",
+                                                   f->vars, "count", (json_int_t)b->p.n, "who", who, "group", g));
+            json_object_set_new(json_array_get(finds, json_array_size(finds) - 1), "driver_said",
+                                f->driver ? json_string(f->driver) : json_null());
+            free(who);
+        }
+        struct finding *f = &a->f[a->blocks[G->blocks[0]].head];
+        char *who = who_text(a, &G->p);
+        json_array_append_new(groups, json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:o}", "rule", f->r->id, "layer",
+                                                f->r->layer, "severity", f->r->severity, "title", f->title, "count",
+                                                (json_int_t)G->p.n, "who", who, "processes", procs_json(&G->p),
+                                                "findings", fl));
+        free(who);
+    }
+    json_t *pgroups = json_array();
+    for (int g = 0; g < a->npgroups; g++) {
+        struct pgroup *pg = &a->pgroups[g];
+        char *who = who_text(a, &pg->p);
+        json_array_append_new(pgroups, json_pack("{s:s, s:I, s:s, s:o}", "line", pg->line, "count",
+                                                 (json_int_t)pg->p.n, "who", who, "processes", procs_json(&pg->p)));
+        free(who);
+    }
+    /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
+    add_capture_findings(finds, a->s);
+    return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o}", "findings", finds, "groups", groups, "process_groups", pgroups,
+                     "first_failure", first_failure_json(a), "inconsistencies", a->incons, "unreadable",
+                     a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
+}
+
+json_t *analysis_json(struct analysis *a)
+{
+    json_t *procs = json_array();
+    for (size_t i = 0; i < a->s->n; i++)
+        json_array_append_new(procs, process_json(a, i));
+    json_t *j = json_pack("{s:i, s:i, s:o}", "convguard_report", 1, "problems", analysis_problems(a), "processes",
+                          procs);
+    json_t *rest = rest_json(a);
+    json_object_update(j, rest);
+    json_decref(rest);
+    return j;
+}
+
+/* `v` as JSON_INDENT(2) writes it `depth` levels down */
+static void dump_at(FILE *out, json_t *v, int depth)
+{
+    char *s = json_dumps(v, JSON_INDENT(2) | JSON_ENCODE_ANY);
+    for (const char *c = s ? s : "null"; *c; c++) {
+        fputc(*c, out);
+        if (*c == '\n')
+            fprintf(out, "%*s", 2 * depth, "");
+    }
+    free(s);
+}
+
+/* The same document as analysis_json, written as it is built: one process
+ * at a time, so that the output is never all in memory. */
+void analysis_json_write(struct analysis *a, FILE *out)
+{
+    fprintf(out, "{\n  \"convguard_report\": 1,\n  \"problems\": %d,\n  \"processes\": [", analysis_problems(a));
+    for (size_t i = 0; i < a->s->n; i++) {
+        json_t *p = process_json(a, i);
+        fputs(i ? ",\n    " : "\n    ", out);
+        dump_at(out, p, 2);
+        json_decref(p);
+    }
+    fputs(a->s->n ? "\n  ]" : "]", out);
+    json_t *rest = rest_json(a);
+    const char *k;
+    json_t *v;
+    json_object_foreach(rest, k, v) {
+        fprintf(out, ",\n  \"%s\": ", k);
+        dump_at(out, v, 1);
+    }
+    json_decref(rest);
+    fputs("\n}\n", out);
+}

@@ -1,0 +1,43 @@
+/* rules.h - the rule table (rules.def) and what the layers above it read of
+ * the rules: the table, what counts as a failure, the texts' expansion, and
+ * the few facts the analysis shows beside a finding.  rules/ calls model/
+ * and util/ only (tools/README.md); match.h is for the rules/ files alone. */
+#ifndef CONVGUARD_RULES_H
+#define CONVGUARD_RULES_H
+
+#include "model/model.h"
+
+/* ---- table.c: one row per RULE of rules.def, in its order */
+struct rule {
+    const char *id, *layer, *severity, *group, *pattern;
+    bool (*match)(struct trace_set *s, size_t ti, json_t *ev, json_t *vars);
+    const char *title, *symptom, *cause, *fix;
+};
+extern const struct rule rules[];
+extern const size_t n_rules;
+/* hands every pattern of both tables to the reader (trace_keep_pattern):
+ * before the first trace is read */
+void rules_keep_events(void);
+
+/* ---- failure.c: the FAILURE rows */
+struct failure_text { const char *pattern, *text; };
+extern const struct failure_text failure_texts[];
+extern const size_t n_failure_texts;
+bool is_failure_event(struct trace *t, size_t i);          /* also: unresolved loads */
+char *describe_event(json_t *ev);                          /* "#8 cudnnCreate -> ..." */
+
+/* ---- expand.c */
+char *expand(const char *tmpl, json_t *vars, json_t *ev);  /* {path[:fmt]} */
+
+/* ---- code.c: the driver's messages that explain ev, quoted: "No device ..."
+ * "Returning 209 ...", or NULL. */
+char *driver_words(struct trace *t, json_t *ev);
+
+/* ---- fw.c: "you see" in the words of the process's framework (takes text) */
+char *frame_symptom(struct trace_set *s, size_t ti, char *text);
+
+/* ---- versions.c: a cuDNN file's own version (its lib event, its file name,
+ * the names it probed), -1 unknown */
+long long cudnn_file_version(struct trace *t, const char *path);
+
+#endif

@@ -1,0 +1,51 @@
+/* util.h - the lowest layer of the convguard command (tools/README.md): what
+ * any part may use and that knows nothing of traces, rules or reports. */
+#ifndef CONVGUARD_UTIL_H
+#define CONVGUARD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+/* ---- util.c: JSON accessors (every one tolerates NULL and wrong types) */
+json_t *jget(json_t *obj, const char *dotted_path);
+const char *jstr(json_t *obj, const char *path, const char *dflt);
+long long jint(json_t *obj, const char *path, long long dflt);
+double jnum(json_t *obj, const char *path, double dflt);
+bool jtrue(json_t *obj, const char *path);
+bool jhas(json_t *obj, const char *path); /* present and not null/false */
+
+/* ---- util.c: names, sizes and versions as people write them */
+const char *status_name(const char *fn, long long status);
+char *fmt_size(long long bytes, char *buf, size_t n);      /* "1.5 GiB" */
+char *fmt_cudnn_ver(long long v, char *buf, size_t n);     /* 91900 -> "9.19.0" */
+char *fmt_cuda_ver(long long v, char *buf, size_t n);      /* 13000 -> "13.0" */
+const char *base_name(const char *path);
+char *dir_name(const char *path, char *buf, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- util.c: a growing string */
+struct sbuf { char *s; size_t len, cap; };
+void sb_addn(struct sbuf *b, const char *s, size_t n);
+void sb_add(struct sbuf *b, const char *s);
+void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *sb_take(struct sbuf *b); /* never NULL */
+
+/* ---- util.c: host names in natural order ("node2" before "node10") */
+int natural_cmp(const char *a, const char *b);
+
+/* ---- json_scan.c: is this line one JSON object (as jansson judges it), and
+ * its top-level ev, seq, t, pid, truncated, workspace and mem.free/total */
+struct json_scan {
+    const char *ev;                  /* into the line; not NUL-terminated */
+    size_t ev_len;
+    bool has_ev, ev_escaped, has_seq, truncated;
+    bool high_bytes;                 /* bytes >= 0x80 inside strings */
+    bool escaped_key;                /* a top-level key with an escape: the picks may miss it */
+    long long seq, pid, workspace, mem_free, mem_total; /* -1: absent */
+    double t;
+};
+bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+
+#endif
