@@ -44,6 +44,7 @@ declare -A SAYS=(
     [gpu_not_used]="libcuda.so.1, the driver, is not mapped"
     [fallback_acted]="given 512 MiB"
     [crashed]="SIGSEGV"
+    [crashed.abort]="Aborted (core dumped)"
     [own_pool_took_memory]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 5 MiB"
     [own_pool_took_memory.torch_h200]="holds 138.3 GiB in one allocation"
     [own_pool_took_memory.jax_h200]="loading GPU code (cuModuleLoadData) failed with CUDA_ERROR_OUT_OF_MEMORY with only 53 MiB"

@@ -847,8 +847,28 @@ bool m_fallback(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return n > 0;
 }
 
+/* What the user saw for a fatal signal: the shell's words for it (bash and
+ * zsh print these when a child dies of it) and Python's faulthandler's. */
+static const char *signal_says(const char *sig)
+{
+    static const struct { const char *sig, *says; } said[] = {
+        {"SIGSEGV", "\"Segmentation fault (core dumped)\" (Python's faulthandler: \"Fatal Python error: Segmentation "
+                    "fault\")"},
+        {"SIGBUS", "\"Bus error (core dumped)\" (Python's faulthandler: \"Fatal Python error: Bus error\")"},
+        {"SIGABRT", "\"Aborted (core dumped)\" (Python's faulthandler: \"Fatal Python error: Aborted\"), often after a "
+                    "C++ \"terminate called after throwing an instance of ...\" or a failed assertion"},
+        {"SIGILL", "\"Illegal instruction (core dumped)\""},
+        {"SIGFPE", "\"Floating point exception (core dumped)\""},
+    };
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+        if (strcmp(sig, said[i].sig) == 0)
+            return said[i].says;
+    return "its name";
+}
+
 bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
+    set_str(vars, "signal_says", signal_says(jstr(ev, "signal_name", "")));
     json_t *f = json_array_get(jget(ev, "backtrace"), 0);
     const char *mod = jstr(f, "module", "an unknown module");
     set_own(vars, "where", f ? xasprintf("%s+%s", mod, jstr(f, "offset", "?")) : xstrdup(mod));
