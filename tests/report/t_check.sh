@@ -39,6 +39,8 @@ check "traced: the text names the trace file" jq -e --arg t "$TR" '.text | conta
 check "traced: the text names cuDNN 9.19.0, mapped now" jq -e '.text | test("libcudnn.so.9 +9\\.19\\.0")' "$WORK/o1.json"
 check "traced: the text names the failure (cudnnCreate -> CUDNN_STATUS_NOT_INITIALIZED)" \
     jq -e '.text | contains("cudnnCreate -> CUDNN_STATUS_NOT_INITIALIZED")' "$WORK/o1.json"
+check "traced: a Python process with no framework keeps the frameworks' words (not 'no framework seen')" \
+    jq -e '(.text | contains("you see: TensorFlow: ")) and (.text | contains("no framework seen") | not)' "$WORK/o1.json"
 check "traced: the headline counts the trace's problem" jq -e '.problems >= 1 and (.text | startswith("convguard check: pid ")) and (.text | test("[0-9]+ problems?;"))' "$WORK/o1.json"
 # the same words as convguard report on that trace: the rule's cause line comes from C
 "$BUILD_DIR/convguard" report --json "$TR" >"$WORK/rep.json" 2>/dev/null

@@ -28,7 +28,8 @@ first_rule() { "$1" report --json "$2" 2>/dev/null | jq -r '.findings[0].rule //
 # TABLE: the file that makes the rule table of rules.def (and includes it)
 TABLE=tools/rules/table.c
 # a convguard whose rules.def has rows $1 and $2 swapped (paragraphs of the file):
-# the table compiled again beside the swapped copy, linked with every other object
+# the table compiled again beside the swapped copy, linked with the object of every other
+# source (not whatever else build/tools holds: objects of files since moved)
 swapped_cg() {
     local d=$WORK/swap-$1-$2 obj
     obj=$(basename "$TABLE" .c).o
@@ -40,7 +41,7 @@ swapped_cg() {
         "$ROOT/tools/rules/rules.def" >"$d/rules.def"
     ${CC:-cc} -std=c11 -D_GNU_SOURCE -O0 -I"$ROOT/$(dirname "$TABLE")" -I"$ROOT/tools" -I"$ROOT/shim" \
         -c "$d/$(basename "$TABLE")" -o "$d/$obj" &&
-        ${CC:-cc} -o "$d/convguard" $(find "$BUILD_DIR/tools" -name '*.o' ! -path "$BUILD_DIR/${TABLE%.c}.o" | sort) \
+        ${CC:-cc} -o "$d/convguard" $(cd "$ROOT" && find tools -name '*.c' ! -path "$TABLE" | sort | sed "s|^\(.*\)\.c\$|$BUILD_DIR/\1.o|") \
             "$d/$obj" -ljansson -ldl -lm -lpthread &&
         echo "$d/convguard"
 }

@@ -127,8 +127,19 @@ static unsigned segment_fw(const char *s)
 char *frame_symptom(struct trace_set *set, size_t ti, char *text)
 {
     unsigned fws = frameworks_of(&set->t[ti]);
-    if (!fws || !text)
+    if (!text)
         return text;
+    if (!fws) {
+        /* a program of its own that calls CUDA/cuDNN (no framework, not Python): it sees the
+         * status its calls returned; the frameworks' words stay, for a framework it embeds */
+        const char *exe = base_name(jstr(set->t[ti].start, "exe", ""));
+        if (!*exe || strncmp(exe, "python", 6) == 0)
+            return text;
+        char *own = xasprintf("%s (no framework seen) gets the status its own calls returned (\"in the trace\" "
+                              "below); a framework would print: %s", exe, text);
+        free(text);
+        return own;
+    }
     /* cut at "; " where a framework's part begins */
     const char *start[32];
     size_t len[32], n = 0;
