@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] ...
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] [clients] ...
 #   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
@@ -901,6 +901,25 @@ for c in r: print("   [%s] %s" % (c["code"].splitlines()[0][:40], (c["error"] or
             echo "-- no ipykernel here: the kernel part is tested by make test-notebook (CI)"
         fi
         unset PYTHONPATH CONVGUARD_BIN
+        ;;
+    clients)
+        # more real clients than PyTorch and JAX, each on its own route to the driver: CuPy (its own
+        # loading of the CUDA wheels), Triton (libcuda by dlopen), numba-cuda (ctypes + cuGetProcAddress):
+        # the same result and the same shared objects with and without the shim
+        echo "== clients: CuPy, Triton, numba-cuda under the shim"
+        for c in cupy triton numba; do
+            case $c in cupy) m=cupy ;; triton) m=triton ;; numba) m=numba.cuda ;; esac
+            if $PY -c "import $m" 2>/dev/null; then
+                same_maps client_$c $PY tests/gpu/clients_fidelity.py $c
+                if [ "$(head -1 "$OUT/client_$c.plain.log")" = "$(grep -v '^convguard:' "$OUT/client_$c.shim.log" | head -1)" ]; then
+                    echo "   result: identical"
+                else
+                    echo "   result: DIFFERENT"
+                fi
+            else
+                echo "-- $c: not installed here"
+            fi
+        done
         ;;
     *) echo "unknown section $s" ;;
     esac
