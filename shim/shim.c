@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "codeimage.h"
-#include "fallback.h"
-#include "gpuinfo.h"
-#include "libs.h"
+#include "cuda/codeimage.h"
+#include "fallback/fallback.h"
+#include "cuda/gpuinfo.h"
+#include "loader/libs.h"
 
 extern char **environ;
 struct cg_state cg = {.fd = -1};

@@ -88,7 +88,7 @@ SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 # the ELF reader) are therefore built without the memory instrumentation
 # (UBSan still on); everything else is instrumented.  No LTO there: GCC
 # instruments at link time, which would undo the per-file choice.
-SAN_PLAIN := real.o elf.o loader.o objsnap.o forkgate.o
+SAN_PLAIN := loader/real.o loader/elf.o routes.o loader/objsnap.o core/forkgate.o
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
@@ -132,12 +132,12 @@ FUZZ_SECONDS ?= 120
 FZ           := build-fuzz
 FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan)
 fuzz: $(FUZZ_TARGETS)
-$(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c $(SHIM_HDR)
+$(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c
-$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c shim/fmt.c shim/config.c $(SHIM_HDR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c
+$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/core/trace.c shim/core/fmt.c shim/core/config.c $(SHIM_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/core/trace.c shim/core/fmt.c shim/core/config.c
 # the CLI's reader, analysis and JSON report: every tools/*.c but the main program
 FUZZ_TOOLS := $(filter-out tools/convguard.c,$(wildcard tools/*.c))
 $(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(wildcard tools/*.h tools/*.def)
@@ -160,6 +160,6 @@ fuzz-run: fuzz
 	done
 
 # the trace builder's edges, linked straight from the shim's objects
-$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o
 	@mkdir -p $(@D)
 	$(CC) $(RB_CFLAGS) -o $@ $^

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cg.h"
-#include "libs.h"
+#include "loader/libs.h"
 
 struct cg_lib *cg_libs_current(void);
 

@@ -14,7 +14,7 @@
  * are atomics. */
 #include <string.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 
 struct gt_ent gt_table[GT_SIZE];
 _Atomic uint64_t gt_untracked;

@@ -13,9 +13,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cudnn_desc.h"
-#include "fallback.h"
-#include "gpuinfo.h"
+#include "cudnn/cudnn_desc.h"
+#include "fallback/fallback.h"
+#include "cuda/gpuinfo.h"
 
 #define MIB (1024ull * 1024ull)
 #define WIDE 16 /* more than any cuDNN op has algorithms (8, 6, 7) */

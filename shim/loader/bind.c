@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "libs.h"
+#include "loader/libs.h"
 
 _Atomic(void *) cg_plt[CG_NSLOTS][CG_NHOOKS];
 _Atomic(void *) cg_plt_plain[CG_NSLOTS][CG_NHOOKS];

@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "cg.h"
-#include "gpuinfo.h"
+#include "cuda/gpuinfo.h"
 
 static void context_failed(const char *fn, CUresult r, int dev)
 {

@@ -18,8 +18,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "fallback.h"
-#include "gpuinfo.h"
+#include "fallback/fallback.h"
+#include "cuda/gpuinfo.h"
 
 /* ---- counters */
 /* Every instruction on an allocation's path is paid on every call, so the

@@ -20,10 +20,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cudnn_desc.h"
-#include "fallback.h"
-#include "gpuinfo.h"
-#include "libs.h"
+#include "cudnn/cudnn_desc.h"
+#include "fallback/fallback.h"
+#include "cuda/gpuinfo.h"
+#include "loader/libs.h"
 
 /* A small string builder for `detail` texts. */
 struct sb {

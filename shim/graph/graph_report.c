@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "gpuinfo.h"
-#include "graph.h"
+#include "cuda/gpuinfo.h"
+#include "graph/graph.h"
 
 #define EVB 8192
 

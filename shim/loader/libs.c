@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "libs.h"
+#include "loader/libs.h"
 
 static struct cg_lib libs[CG_MAX_LIBS];
 static int nlibs;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "libs.h"
+#include "loader/libs.h"
 
 size_t cg_lib_stem(const char *file, char *out, size_t cap)
 {

@@ -20,8 +20,8 @@
 #include <errno.h>
 
 #include "cg.h"
-#include "codeimage.h"
-#include "gpuinfo.h"
+#include "cuda/codeimage.h"
+#include "cuda/gpuinfo.h"
 
 /* Images with a bad pointer or garbage in them come back INVALID_VALUE or
  * INVALID_IMAGE: their headers are not read after such an answer. */

@@ -2,7 +2,7 @@
  * spells them: backend descriptor types and data types.  Status names are the
  * resource layer's (gpuinfo.c); tests/unit/check_names.c compares those with
  * the real library's cudnnGetErrorString. */
-#include "graph.h"
+#include "graph/graph.h"
 
 static const char *const desc_types[] = {
     "CUDNN_BACKEND_POINTWISE_DESCRIPTOR",

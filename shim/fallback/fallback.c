@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cg.h"
-#include "fallback.h"
+#include "fallback/fallback.h"
 
 #define MIB (1024ull * 1024ull)
 

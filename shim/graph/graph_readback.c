@@ -6,8 +6,8 @@
  * entries, and only functions the program has called already. */
 #include <string.h>
 
-#include "cudnn_desc.h"
-#include "graph.h"
+#include "cudnn/cudnn_desc.h"
+#include "graph/graph.h"
 
 /* ---- library functions of a slot, and cuDNN's reason */
 static void *real_fn(int slot, int hook)

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpuinfo.h"
+#include "cuda/gpuinfo.h"
 
 #ifndef CUDA_ERROR_DEINITIALIZED
 #define CUDA_ERROR_DEINITIALIZED 4

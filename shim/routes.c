@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "gpuinfo.h"
-#include "libs.h"
+#include "cuda/gpuinfo.h"
+#include "loader/libs.h"
 
 /* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
  * the compiler must not drop our checks on that promise. */

@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "codeimage.h"
-#include "gpuinfo.h"
+#include "cuda/codeimage.h"
+#include "cuda/gpuinfo.h"
 
 #define MAX_EVENTS 256   /* driver_log events written per process */
 #define MAX_SAME 8       /* of one message text */
