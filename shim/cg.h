@@ -153,6 +153,17 @@ struct cg_counter {
 } __attribute__((aligned(64)));
 extern struct cg_counter cg_count[CG_NHOOKS];
 
+/* ---- core/hooks.c: the tables above (but cg_entry: export.c), and the failure accounting */
+/* How a failure counts: every one in its hook's `fails`; a REPORTED one also
+ * in the exit line's failures, a QUIET one not (a capability probe, a refused
+ * attribute, an engine declining a graph, a call nested in one that reports it). */
+enum cg_fail { CG_FAIL_REPORTED, CG_FAIL_QUIET };
+#define CG_NO_HOOK (-1) /* a failure no hook saw (the driver's own log): the exit line's count alone */
+void cg_failed(int hook, enum cg_fail how);
+void cg_failed_call(int hook, long long status); /* cg_failed, REPORTED, and a plain call_failed event */
+uint64_t cg_failures(void);                      /* the exit line's failures */
+void cg_failures_reset(void);                    /* a forked child starts at 0 */
+
 /* ---- shim.c: lifecycle */
 struct cg_state {
     atomic_bool traced;    /* false: every hook forwards untouched (setuid, or before init) */
@@ -163,12 +174,9 @@ struct cg_state {
     char rank[16];
     uint64_t t0_ns;        /* CLOCK_MONOTONIC at start */
 };
-extern struct cg_state cg;
+extern struct cg_state cg; /* core/state.c */
 void cg_shim_init(void);
 int cg_slot_of_soname(const char *soname);
-void cg_note_failure(void); /* counts failures for the exit line */
-/* export.c: counts a failed call and writes a plain call_failed event */
-void cg_hook_failed(int hook, long long status);
 
 /* ---- config.c: CONVGUARD_* read once at load */
 struct cg_config {

@@ -28,11 +28,6 @@
 #include "loader/libs.h"
 
 extern char **environ;
-struct cg_state cg = {.fd = -1};
-static _Atomic uint64_t failures;
-
-void cg_note_failure(void) { atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed); }
-
 static void sanitize(char *s)
 {
     for (; *s; s++)
@@ -370,7 +365,7 @@ static void after_fork_child(void)
     cg_gpumem_after_fork();
     cg_drvlog_after_fork();
     cg_codeload_after_fork();
-    atomic_store(&failures, 0);
+    cg_failures_reset();
     cg_trace_open_lazily(lazy_open);
 }
 
@@ -445,7 +440,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
-    uint64_t fails = atomic_load(&failures) + (uint64_t)unresolved;
+    uint64_t fails = cg_failures() + (uint64_t)unresolved;
     char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "exit");

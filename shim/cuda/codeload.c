@@ -32,8 +32,7 @@ static void code_load_failed(int hook, CUresult r, const void *caller, const cha
     int saved = errno;
     bool oom = r == CUDA_ERROR_OUT_OF_MEMORY;
     struct cg_gpu_state s;
-    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
-    cg_note_failure();
+    cg_failed(hook, CG_FAIL_REPORTED);
     cg_gpu_state_now(&s, oom); /* a current context exists: memory comes from the driver */
     struct cg_code_desc d;
     cg_code_describe(image && readable_after(r) ? image : NULL, &d);

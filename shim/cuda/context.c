@@ -10,17 +10,17 @@
 #include "cg.h"
 #include "cuda/gpuinfo.h"
 
-static void context_failed(const char *fn, CUresult r, int dev)
+static void context_failed(int hook, CUresult r, int dev)
 {
     int saved = errno;
     struct cg_gpu_state s;
+    cg_failed(hook, CG_FAIL_REPORTED);
     /* no context exists on this thread: memory comes from NVML, if any */
     cg_gpu_state_now(&s, r == CUDA_ERROR_OUT_OF_MEMORY);
-    cg_note_failure();
     char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "context_failed");
-    cg_ev_str(&e, "fn", fn);
+    cg_ev_str(&e, "fn", cg_hooks[hook].name);
     cg_ev_i64(&e, "status", r);
     cg_ev_str(&e, "status_name", cg_cu_result_name(r));
     if (dev >= 0)
@@ -46,8 +46,7 @@ CUresult cg_w_cuInit(cg_t_cuInit real, CG_CALLER, unsigned int flags)
 {
     CUresult r = real(flags);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
-        atomic_fetch_add_explicit(&cg_count[CG_H_cuInit].fails, 1, memory_order_relaxed);
-        context_failed("cuInit", r, -1);
+        context_failed(CG_H_cuInit, r, -1);
     }
     return r;
 }
@@ -56,8 +55,7 @@ CUresult cg_w_cuDevicePrimaryCtxRetain(cg_t_cuDevicePrimaryCtxRetain real, CG_CA
 {
     CUresult r = real(ctx, dev);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
-        atomic_fetch_add_explicit(&cg_count[CG_H_cuDevicePrimaryCtxRetain].fails, 1, memory_order_relaxed);
-        context_failed("cuDevicePrimaryCtxRetain", r, dev);
+        context_failed(CG_H_cuDevicePrimaryCtxRetain, r, dev);
     }
     return r;
 }
@@ -66,8 +64,7 @@ CUresult cg_w_cuCtxCreate_v2(cg_t_cuCtxCreate_v2 real, CG_CALLER, CUcontext *ctx
 {
     CUresult r = real(ctx, flags, dev);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
-        atomic_fetch_add_explicit(&cg_count[CG_H_cuCtxCreate_v2].fails, 1, memory_order_relaxed);
-        context_failed("cuCtxCreate_v2", r, dev);
+        context_failed(CG_H_cuCtxCreate_v2, r, dev);
     }
     return r;
 }
@@ -77,8 +74,7 @@ CUresult cg_w_cuCtxCreate_v4(cg_t_cuCtxCreate_v4 real, CG_CALLER, CUcontext *ctx
 {
     CUresult r = real(ctx, params, flags, dev);
     if (CG_UNLIKELY(r != CUDA_SUCCESS)) {
-        atomic_fetch_add_explicit(&cg_count[CG_H_cuCtxCreate_v4].fails, 1, memory_order_relaxed);
-        context_failed("cuCtxCreate_v4", r, dev);
+        context_failed(CG_H_cuCtxCreate_v4, r, dev);
     }
     return r;
 }

@@ -363,7 +363,7 @@ static void on_message(void *data, CUlogLevel level, char *message, size_t lengt
     }
     bool hooked = p.fn[0] && is_hooked(p.fn);
     if (p.status && !hooked)
-        cg_note_failure(); /* a failure no hook saw: it counts in exit.failures, written or not */
+        cg_failed(CG_NO_HOOK, CG_FAIL_REPORTED); /* a failure no hook saw: it counts in exit.failures, written or not */
     if (h)
         hold_write(h);
     emit(level, &p, hooked, false);

@@ -397,10 +397,8 @@ static bool capability_probe(int hook, int status)
 static void alloc_failed(int hook, const void *caller, size_t bytes, int status, int inner)
 {
     int saved = errno;
-    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
     bool probe = capability_probe(hook, status);
-    if (!probe)
-        cg_note_failure();
+    cg_failed(hook, probe ? CG_FAIL_QUIET : CG_FAIL_REPORTED);
     uint64_t nth = atomic_fetch_add(&failures, 1);
     uint64_t allocs_then = count_allocs();
     bool write = nth < MAX_FAILURE_EVENTS;
@@ -493,9 +491,9 @@ static __thread struct {
 static void other_failed(int hook, int status, bool nested)
 {
     if (nested)
-        atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+        cg_failed(hook, CG_FAIL_QUIET);
     else
-        cg_hook_failed(hook, status);
+        cg_failed_call(hook, status);
 }
 
 /* A driver allocation failed: inside a runtime call, kept for its event. */
@@ -503,7 +501,7 @@ static __attribute__((noinline, cold)) CUresult drv_alloc_failed(int hook, CUres
 {
     if (rt.depth) {
         rt.inner_status = r;
-        atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
+        cg_failed(hook, CG_FAIL_QUIET); /* the runtime call's event reports it */
     } else {
         alloc_failed(hook, caller, size, r, 0);
     }

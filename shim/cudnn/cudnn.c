@@ -42,12 +42,6 @@ static void sb_u(struct sb *b, unsigned long long v)
     sb_s(b, d);
 }
 
-static void count_failure(int hook)
-{
-    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
-    cg_note_failure();
-}
-
 /* ---- the handle */
 /* Below this much free memory a failed create (not a BAD_PARAM or NOT_SUPPORTED one) is put down to
  * memory: a CUDA context alone takes a few hundred MiB on current GPUs, before cuDNN's own needs. */
@@ -156,7 +150,7 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
         errno = saved;
         return r;
     }
-    count_failure(CG_H_cudnnCreate);
+    cg_failed(CG_H_cudnnCreate, CG_FAIL_REPORTED);
     struct cg_cudnn_fns f;
     cg_cudnn_fns(slot, (const void *)real, &f);
     char reason[1024];
@@ -203,7 +197,7 @@ cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, CG_CALLER, cudnnHandle_t
     int saved = errno;
     int slot = cg_cudnn_slot_of(CG_H_cudnnDestroy, (const void *)real);
     if (r != CUDNN_STATUS_SUCCESS)
-        count_failure(CG_H_cudnnDestroy);
+        cg_failed(CG_H_cudnnDestroy, CG_FAIL_REPORTED);
     char b[1024];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
@@ -332,7 +326,7 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     key = fnv(key, &cv, sizeof cv);
     bool failed = r != CUDNN_STATUS_SUCCESS;
     if (failed)
-        count_failure(l->hook);
+        cg_failed(l->hook, CG_FAIL_REPORTED);
     if (!first_time(key) && !failed && !signature) {
         errno = saved;
         return;
@@ -502,7 +496,7 @@ cudnnStatus_t cg_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(
     {                                                                                                            \
         cudnnStatus_t r = call;                                                                                  \
         if (CG_UNLIKELY(r != CUDNN_STATUS_SUCCESS))                                                              \
-            cg_hook_failed(CG_H_##name, r);                                                                      \
+            cg_failed_call(CG_H_##name, r);                                                                     \
         return r;                                                                                                \
     }
 
@@ -530,7 +524,7 @@ cudnnStatus_t cg_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(
 static void exec_failed(int hook, const void *real, int op, int algo, size_t ws, cudnnStatus_t r)
 {
     int saved = errno;
-    count_failure(hook);
+    cg_failed(hook, CG_FAIL_REPORTED);
     int slot = cg_cudnn_slot_of(hook, real);
     struct cg_cudnn_fns f;
     cg_cudnn_fns(slot, real, &f);
@@ -612,7 +606,7 @@ __thread struct cg_exec_call cg_exec_call;
         va_end(stamp_);                                                                                          \
         if (CG_UNLIKELY(first_ != c_.stk)) { /* re-entered on this thread: step aside */                         \
             va_end(ap_);                                                                                         \
-            cg_hook_failed(CG_H_##name, r);                                                                      \
+            cg_failed_call(CG_H_##name, r);                                                                     \
             return r;                                                                                            \
         }                                                                                                        \
         CG_UNPAREN unpack                                                                                        \

@@ -39,16 +39,13 @@ static bool first_of_kind(int hook, int type, int attr, cudnnStatus_t st, const 
     return false;
 }
 
-static void count_fail(int hook) { atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed); }
-
 /* ---- the events */
 void gx_create_failed(int slot, const void *real, int type, cudnnStatus_t st)
 {
     int saved = errno;
     char reason[512], b[2048];
     struct cg_ev e;
-    count_fail(CG_H_cudnnBackendCreateDescriptor);
-    cg_note_failure();
+    cg_failed(CG_H_cudnnBackendCreateDescriptor, CG_FAIL_REPORTED);
     gx_take_reason(slot, real, reason, sizeof reason);
     if (first_of_kind(CG_H_cudnnBackendCreateDescriptor, type, -1, st, reason)) {
         cg_ev_begin(&e, b, sizeof b, "call_failed");
@@ -65,12 +62,11 @@ void gx_call_failed(int slot, const void *real, int hook, struct gt_ent *d, int 
     int saved = errno;
     char reason[512], b[2048];
     struct cg_ev e;
-    count_fail(hook);
     /* A refused Set/GetAttribute is often a probe (frontends ask for what
      * an engine may not have); its consequence, if any, shows at Finalize or
      * Execute.  Counted in `fails`, not in the exit line's failures. */
-    if (hook != CG_H_cudnnBackendSetAttribute && hook != CG_H_cudnnBackendGetAttribute)
-        cg_note_failure();
+    bool probe = hook == CG_H_cudnnBackendSetAttribute || hook == CG_H_cudnnBackendGetAttribute;
+    cg_failed(hook, probe ? CG_FAIL_QUIET : CG_FAIL_REPORTED);
     gx_take_reason(slot, real, reason, sizeof reason);
     int type = d ? d->type : -1;
     if (first_of_kind(hook, type, attr, st, reason)) {
@@ -108,7 +104,7 @@ static void all_failed_event(struct gr_rec *r, const char *when)
     memcpy(&c, r, sizeof c);
     char b[EVB];
     struct cg_ev e;
-    cg_note_failure();
+    cg_failed(CG_NO_HOOK, CG_FAIL_REPORTED);
     cg_ev_begin(&e, b, sizeof b, "graph_all_plans_failed");
     cg_ev_u64(&e, "graph", c.graph_id);
     cg_ev_str(&e, "when", when);
@@ -132,10 +128,12 @@ void gx_finalize_failed(int slot, const void *real, struct gt_ent *d, cudnnStatu
 {
     int saved = errno;
     char reason[512];
-    count_fail(CG_H_cudnnBackendFinalize);
     gx_take_reason(slot, real, reason, sizeof reason);
     bool plan = d && d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR;
     bool ns = plan && gx_not_supported(slot, st);
+    /* An engine declining a graph (NOT_SUPPORTED) is how heuristics work:
+     * counted per graph, not written, not a failure of the program. */
+    cg_failed(CG_H_cudnnBackendFinalize, ns ? CG_FAIL_QUIET : CG_FAIL_REPORTED);
     struct gr_rec *r = plan ? gr_get(d->u.plan.rec, d->u.plan.gen) : NULL;
     if (plan) {
         atomic_fetch_add_explicit(ns ? &plans_not_supported : &plans_failed_other, 1, memory_order_relaxed);
@@ -147,10 +145,7 @@ void gx_finalize_failed(int slot, const void *real, struct gt_ent *d, cudnnStatu
             cg_strlcpy(r->last_reason, reason, sizeof r->last_reason);
         }
     }
-    /* An engine declining a graph (NOT_SUPPORTED) is how heuristics work:
-     * counted per graph, not written, not a failure of the program. */
     if (!ns) {
-        cg_note_failure();
         int type = d ? d->type : -1;
         if (first_of_kind(CG_H_cudnnBackendFinalize, type, -1, st, reason)) {
             char b[EVB];
@@ -249,8 +244,7 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
 {
     int saved = errno;
     char reason[512];
-    count_fail(hook);
-    cg_note_failure();
+    cg_failed(hook, CG_FAIL_REPORTED);
     atomic_fetch_add_explicit(&exec_failures, 1, memory_order_relaxed);
     gx_take_reason(slot, real, reason, sizeof reason);
     bool first;
