@@ -254,6 +254,7 @@ const char *cg_basename(const char *path);
 bool cg_starts_with(const char *s, const char *prefix);
 void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
 
+struct dl_phdr_info;
 /* ---- elf.c: reading loaded objects without calling into the dynamic loader */
 struct cg_obj {
     uintptr_t base;           /* load bias (l_addr) */
@@ -267,6 +268,8 @@ bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
 /* libs.c: "caller" (the object holding this return address, "(main program)",
  * or null) and "caller_offset" into an event. */
 void cg_ev_caller(struct cg_ev *e, const void *caller);
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 /* Calls fn for every loaded object; stops when fn returns non-zero. */
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
 const char *cg_elf_soname(const struct cg_obj *o);
@@ -289,8 +292,7 @@ void cg_fork_gate_enter(void);
 void cg_fork_gate_leave(void);
 unsigned cg_fork_gate_gave_up(void);
 
-struct dl_phdr_info;
-/* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
+/* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);
     void *(*dlmopen)(long, const char *, int);
@@ -302,10 +304,15 @@ struct cg_libc_dl {
      * and calls our dlsym before it can forward anything (elf.c) */
     int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
-extern struct cg_libc_dl cg_dl;
-/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
-bool cg_real_dl_init(void);
+extern struct cg_libc_dl cg_dl; /* filled by cg_real_dl_init (real.c) */
+/* A dlerror() text the shim had to consume: set (replacing any), keep (unless
+ * one is kept already), clear; take hands it to the program's dlerror() once. */
+void cg_dlerror_clear(void);
+void cg_dlerror_set(const char *msg);
+void cg_dlerror_keep(const char *msg);
+char *cg_dlerror_take(void); /* NULL: none kept */
+/* ---- loader/real.c: finding the real functions, and calling them "as" a caller */
+bool cg_real_dl_init(void); /* fills cg_dl from libc's symbol table; false: not all found */
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
  * glibc resolves bare names, $ORIGIN, RTLD_DEFAULT and RTLD_NEXT relative to
  * the return address; this keeps those answers exactly what they would have
@@ -316,10 +323,9 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
  * What the entries handed out by dlsym/cuGetProcAddress forward to, and what
  * the shim itself calls; not what a PLT caller reaches (bind.c). */
 void *cg_real_in_lib(int slot, int hook);
-/* Tracing has just started: what cg_real_in_lib found before goes into cg_real. */
+/* Tracing has just started: what cg_real_in_lib found before goes into cg_real
+ * (after cg_bind_reset: the PLT answers kept while not tracing are plain forwards). */
 void cg_real_promote(void);
-/* Is this caller one of the traced CUDA-family libraries? family or -1 */
-int cg_caller_family(const void *caller);
 
 /* ---- bind.c: what a call through the PLT would have reached without the shim.
  * cg_plt[s][h]: the slot library's function (cg_real's), when every PLT caller
@@ -360,14 +366,14 @@ uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refres
 /* ---- loader.c: library loads and symbol lookups */
 int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
+/* Is this caller one of the traced CUDA-family libraries? family or -1 */
+int cg_caller_family(const void *caller);
 void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
 void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
 /* nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
 bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
 void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
 void cg_loader_check_replaced(const char *when);
-/* Maps a real function address of a traced library to our entry (or returns it). */
-void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);
 const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
 
 /* ---- versions.c: versions and compatibility verdicts */
@@ -375,12 +381,13 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
 void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
 
-/* ---- drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
-/* > 0 while the shim itself calls the driver on this thread: the messages
- * those calls cause are counted, not written */
+/* ---- cuda/gpuinfo.c: > 0 while the shim itself calls the driver on this thread:
+ * the messages those calls cause are counted, not written (drvlog.c) */
 extern __thread int cg_drvlog_mute;
-/* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
- * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+/* ---- cuda/drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* When a libcuda.so.1 is recorded (libs.c calls it through the pointer the
+ * lifecycle hands cg_libs_init): registers the callback with that copy;
+ * returns its lib event's "driver_log" ("registered", "unavailable", ...) */
 const char *cg_drvlog_on_load(const struct cg_obj *o);
 void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
 void cg_drvlog_after_fork(void);

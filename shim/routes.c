@@ -1,4 +1,4 @@
-/* loader.c - the dynamic-loader interposers: dlopen, dlmopen, dlsym, dlvsym,
+/* routes.c - the dynamic-loader interposers: dlopen, dlmopen, dlsym, dlvsym,
  * dlclose, dlerror, and the driver entry-point functions (cuGetProcAddress,
  * cudaGetDriverEntryPoint).
  *
@@ -28,33 +28,12 @@
  * the compiler must not drop our checks on that promise. */
 #define LAUNDER(p) __asm__("" : "+r"(p))
 
-/* ---- dlerror that the shim had to consume, per thread */
-static __thread char pending_err[1024];
-static __thread bool pending;
-
-static void pending_clear(void) { pending = false; }
-
-static void pending_set(const char *msg)
-{
-    cg_strlcpy(pending_err, msg, sizeof pending_err);
-    pending = true;
-}
-
-/* gpuinfo.c took a pending error text before a dlopen of its own (NVML):
- * the program's next dlerror() gets it back. */
-void cg_loader_keep_dlerror(const char *msg);
-void cg_loader_keep_dlerror(const char *msg)
-{
-    if (msg && !pending)
-        pending_set(msg);
-}
-
+/* dlerror: a text the shim had to consume first (loader/dl.c), else the real one */
 CG_EXPORT char *dlerror(void)
 {
-    if (pending) {
-        pending = false;
-        return pending_err;
-    }
+    char *kept = cg_dlerror_take();
+    if (kept)
+        return kept;
     if (!cg_real_dl_init() && !cg_dl.dlerror)
         return NULL;
     return cg_dl.dlerror();
@@ -73,7 +52,7 @@ static void *open_as(const void *caller, long lmid, bool m, const char *file, in
 
 static void *do_open(const void *caller, long lmid, bool m, const char *file, int flags)
 {
-    pending_clear();
+    cg_dlerror_clear();
     if (!cg_real_dl_init())
         return NULL;
     if (!atomic_load_explicit(&cg.traced, memory_order_relaxed) || !file) {
@@ -101,16 +80,16 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
             cg_libs_after_open(file, flags, caller, h, traced, added);
             /* recording may have called into the library: leave no error behind */
             cg_dl.dlerror();
-            pending_clear();
+            cg_dlerror_clear();
         }
     } else if (traced && !(flags & RTLD_NOLOAD)) {
         /* (RTLD_NOLOAD asks "is it loaded?": a NULL answer is no failure.)
          * Reading the reason consumes it: keep it for the caller's dlerror(). */
         const char *err = cg_dl.dlerror();
-        pending_set(err ? err : "");
+        cg_dlerror_set(err ? err : "");
         cg_libs_open_failed(file, flags, caller, err);
         if (!err)
-            pending = false;
+            cg_dlerror_clear();
     }
     errno = saved;
     return h;
@@ -141,7 +120,7 @@ static bool unmapped(const void *dyn)
 
 CG_EXPORT int dlclose(void *handle)
 {
-    pending_clear();
+    cg_dlerror_clear();
     if (!cg_real_dl_init())
         return -1;
     LAUNDER(handle);
@@ -297,12 +276,14 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
         n += cg_strlcpy(msg + n, ", version ", n < sizeof msg ? sizeof msg - n : 0);
         cg_strlcpy(msg + n, version, n < sizeof msg ? sizeof msg - n : 0);
     }
-    pending_set(msg);
+    cg_dlerror_set(msg);
 }
 
-void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route)
+/* Maps a real function address of a traced library to our entry (*hook: its
+ * hook) or returns it (*hook: -1). */
+static void *wrap(const char *name, void *real, const void *caller, const char *route, int *hook)
 {
-    int h = hook_by_name(name);
+    int h = *hook = hook_by_name(name);
     if (h < 0 || (int)cg_hooks[h].family == cg_caller_family(caller))
         return real;
     struct cg_obj o;
@@ -344,9 +325,10 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     }
     if (!r || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return r;
-    void *w = cg_loader_wrap(name, r, caller, "dlsym");
+    int h;
+    void *w = wrap(name, r, caller, "dlsym", &h);
     if (w != r)
-        cg_gpumem_route_note(w, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
+        cg_gpumem_route_note(h, w, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
     return w;
 }
 
@@ -406,7 +388,7 @@ static void *dlsym_first(void *handle, const char *name)
 CG_EXPORT void *dlsym(void *handle, const char *name)
 {
     LAUNDER(name);
-    pending_clear();
+    cg_dlerror_clear();
     if (CG_UNLIKELY(handle == RTLD_DEFAULT || handle == RTLD_NEXT))
         return dlsym_special(handle, name, __builtin_return_address(0));
     if (name && name[0] == 'c' && cu_maybe_hooked(name))
@@ -418,7 +400,7 @@ CG_EXPORT void *dlvsym(void *handle, const char *name, const char *version)
 {
     const void *caller = __builtin_return_address(0);
     LAUNDER(name);
-    pending_clear();
+    cg_dlerror_clear();
     if (!cg_real_dl_init())
         return NULL;
     void *r;
@@ -516,17 +498,18 @@ static int drv_idx_find(const void *fn)
     return hook;
 }
 
-static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
+static void *wrap_entry_point(const char *symbol, void *fn, const char *route, int *hook)
 {
     (void)symbol;
     (void)route;
+    *hook = -1;
     if (!fn || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
         return fn;
     bool resolved = atomic_load_explicit(&drv_resolved, memory_order_acquire);
     if (resolved) {
         int h = drv_idx_find(fn);
         if (h >= 0)
-            return cg_entry[CG_SLOT_DRV][h];
+            return cg_entry[CG_SLOT_DRV][*hook = h];
         if (h == -1)
             return fn;
     }
@@ -538,7 +521,7 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route)
         if (!real && !resolved)
             real = cg_real_in_lib(CG_SLOT_DRV, h);
         if (real == fn)
-            return cg_entry[CG_SLOT_DRV][h];
+            return cg_entry[CG_SLOT_DRV][*hook = h];
     }
     /* libcuda was loaded (it answered): its names are all known now */
     if (!resolved)
@@ -553,9 +536,10 @@ CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, CG_CALLER, const char
     CUresult r = real(symbol, fn, version, flags);
     if (r == CUDA_SUCCESS && fn) {
         void *got = *fn;
-        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress");
+        int h;
+        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress", &h);
         if (*fn != got)
-            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
@@ -566,9 +550,10 @@ CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, CG_CALLER, cons
     CUresult r = real(symbol, fn, version, flags, status);
     if (r == CUDA_SUCCESS && fn) {
         void *got = *fn;
-        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress_v2");
+        int h;
+        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress_v2", &h);
         if (*fn != got)
-            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
@@ -579,9 +564,10 @@ cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, CG_C
     cudaError_t r = real(symbol, fn, flags, status);
     if (r == cudaSuccess && fn) {
         void *got = *fn;
-        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPoint");
+        int h;
+        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPoint", &h);
         if (*fn != got)
-            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }
@@ -593,9 +579,10 @@ cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointBy
     cudaError_t r = real(symbol, fn, version, flags, status);
     if (r == cudaSuccess && fn) {
         void *got = *fn;
-        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPointByVersion");
+        int h;
+        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPointByVersion", &h);
         if (*fn != got)
-            cg_gpumem_route_note(*fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
     }
     return r;
 }

@@ -396,9 +396,10 @@ void cg_shim_init(void)
         errno = saved;
         return;
     }
-    cg_libs_init();
+    cg_libs_init(cg_drvlog_on_load);
     atomic_store(&cg.traced, true);
     cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
+    cg_bind_reset(); /* the PLT answers kept while not tracing are plain forwards */
     cg_real_promote();
     cg_crash_install();
     /* the file comes with the first event (a CUDA library mapped now is one) */

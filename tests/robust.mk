@@ -88,7 +88,7 @@ SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 # the ELF reader) are therefore built without the memory instrumentation
 # (UBSan still on); everything else is instrumented.  No LTO there: GCC
 # instruments at link time, which would undo the per-file choice.
-SAN_PLAIN := loader/real.o loader/elf.o routes.o loader/objsnap.o core/forkgate.o
+SAN_PLAIN := loader/dl.o loader/real.o loader/elf.o routes.o loader/objsnap.o core/forkgate.o
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread

@@ -23,7 +23,7 @@
  * wait for the failure event of that thread that follows (the hooked call
  * they belong to returns after them): cg_ev_end gives it their seqs
  * (attach, through cg_ev_on_failure).  Driver calls the shim makes itself (gpuinfo.c,
- * codeload.c) raise cg_drvlog_mute: their messages are counted, not written. */
+ * codeload.c) raise cg_drvlog_mute (defined in gpuinfo.c, the lowest of them): their messages are counted, not written. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,8 +38,6 @@
 #define MAX_MESSAGE 1024 /* bytes of a message written */
 #define MAX_COPIES 4     /* copies of libcuda.so.1 registered with */
 #define TIE_NS 2000000000ull /* a thread's messages wait this long for its failure event */
-
-__thread int cg_drvlog_mute;
 
 static _Atomic uint64_t n_messages, n_slots, n_written, n_not_written, n_own;
 static _Atomic uint64_t text_hash[TEXTS];

@@ -119,10 +119,13 @@ static struct {
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(nvml_lock);
 static int nvml_state; /* 0 not tried, 1 ready, -1 unusable (nvml_why says why) */
-static char nvml_why[160];
+/* > 0 while the shim itself calls the driver on this thread (drvlog.c counts,
+ * and does not write, what the driver logs meanwhile).  Here, with the lowest
+ * of the files that raise it, so that the driver's log depends on them and
+ * not they on it. */
+__thread int cg_drvlog_mute;
 
-/* loader.c: hands a consumed dlerror() text back to the program's next call */
-void cg_loader_keep_dlerror(const char *msg);
+static char nvml_why[160];
 
 static void nvml_fail(const char *what, const char *detail)
 {
@@ -146,7 +149,7 @@ static void nvml_load_locked(void)
         nvml_fail("libnvidia-ml.so.1 not loadable: ", err ? err : "dlopen failed");
     }
     if (prev)
-        cg_loader_keep_dlerror(kept);
+        cg_dlerror_keep(kept); /* the program's next dlerror() gets it back */
     if (!h)
         return;
     cg_objsnap_refresh();

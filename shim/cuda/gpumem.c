@@ -282,18 +282,14 @@ static __thread struct {
     int route;
 } last_note;
 
-void cg_gpumem_route_note(const void *entry, const void *caller, enum cg_route route)
+void cg_gpumem_route_note(int hook, const void *entry, const void *caller, enum cg_route route)
 {
     if (entry == last_note.entry && caller == last_note.caller && (int)route == last_note.route)
         return;
-    int hook = -1;
-    for (size_t i = 0; i < NMEM && hook < 0; i++)
-        for (int s = 0; s < CG_NSLOTS; s++)
-            if (entry && cg_entry[s][mem_hooks[i]] == entry) {
-                hook = mem_hooks[i];
-                break;
-            }
-    if (hook < 0)
+    bool mem = false;
+    for (size_t i = 0; i < NMEM && !mem; i++)
+        mem = entry && hook == mem_hooks[i];
+    if (!mem)
         return;
     int saved = errno;
     struct cg_obj o;

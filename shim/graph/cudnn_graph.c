@@ -321,7 +321,7 @@ cudnnStatus_t cg_w_cudnnBackendFinalize(cg_t_cudnnBackendFinalize real, CG_CALLE
         if (e) {
             e->finalized = 1;
             if (e->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
-                gr_new(e);
+                gr_new(e, gx_rec_retired);
             else if (e->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)
                 gx_plan_finalized(cg_cudnn_slot_of(CG_H_cudnnBackendFinalize, (void *)real), e);
         }

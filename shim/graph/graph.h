@@ -205,8 +205,10 @@ struct gr_rec {
     char last_reason[GR_REASON];
 };
 
-/* Allocates a record for the graph entry g and fills its description. */
-void gr_new(struct gt_ent *g);
+/* Allocates a record for the graph entry g and fills its description; the
+ * record it recycles, if still in use, is handed to retired first (the
+ * caller's report: its last chance to say every plan failed). */
+void gr_new(struct gt_ent *g, void (*retired)(struct gr_rec *r, const char *when));
 /* The record (idx, gen) if still that one, else NULL. */
 struct gr_rec *gr_get(uint32_t idx, uint32_t gen);
 void gr_add_ws(struct gr_rec *r, int64_t ws);

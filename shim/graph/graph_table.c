@@ -222,14 +222,14 @@ static void copy_tensor(struct gr_tensor *d, const struct gt_tensor *t, uint16_t
     d->has_uid = t->has_uid;
 }
 
-void gr_new(struct gt_ent *g)
+void gr_new(struct gt_ent *g, void (*retired)(struct gr_rec *r, const char *when))
 {
     uint64_t c = atomic_fetch_add_explicit(&rec_cursor, 1, memory_order_relaxed);
     uint32_t idx = (uint32_t)(c % GR_COUNT);
     uint32_t gen = (uint32_t)(c / GR_COUNT) + 1;
     struct gr_rec *r = &recs[idx];
     if (atomic_load_explicit(&r->gen, memory_order_acquire))
-        gx_rec_retired(r, "recycled"); /* its last chance to say every plan failed */
+        retired(r, "recycled"); /* its last chance to say every plan failed */
     atomic_store_explicit(&r->gen, 0, memory_order_release);
     memset((char *)r + sizeof r->gen, 0, sizeof *r - sizeof r->gen);
     r->graph_id = atomic_load_explicit(&g->id, memory_order_relaxed);

@@ -62,8 +62,6 @@ static void bind_leave(void)
     cg_fork_gate_leave();
 }
 
-void cg_loader_keep_dlerror(const char *msg);
-
 /* ---- the loaded objects, for one resolution (under bind_lock) */
 #define MAX_OBJS 4096
 static struct cg_obj objs[MAX_OBJS];
@@ -139,7 +137,7 @@ static struct global global_ask(const struct want *w)
     struct global g = {NULL, NULL};
     const char *pending = cg_dl.dlerror();
     if (pending)
-        cg_loader_keep_dlerror(pending);
+        cg_dlerror_keep(pending);
     if (!(g.a = cg_dl.dlsym(RTLD_NEXT, w->name)))
         cg_dl.dlerror();
     if (w->ver && !(g.v = cg_dl.dlvsym(RTLD_NEXT, w->name, w->ver)))

@@ -19,6 +19,9 @@
 
 static struct cg_lib libs[CG_MAX_LIBS];
 static int nlibs;
+/* cuda/drvlog.c's cg_drvlog_on_load, handed over by cg_libs_init: a libcuda.so.1
+ * recorded gets the driver's log callback (the driver layer sits above this one) */
+static const char *(*driver_loaded)(const struct cg_obj *o);
 /* Recursive: recording a library may call into it (versions.c), and a load it
  * triggers comes back through dlopen on the same thread. */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -157,6 +160,15 @@ int cg_lib_family_of_name(const char *path)
 
 bool cg_lib_is_traced_name(const char *path) { return cg_lib_family_of_name(path) >= 0; }
 
+int cg_caller_family(const void *caller)
+{
+    struct cg_obj o;
+    if (!caller || !cg_elf_find_obj(caller, &o))
+        return -1;
+    const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
+    return cg_lib_family_of_name(so ? so : o.name);
+}
+
 static const char *family_name(int f)
 {
     static const char *const names[] = {"cudnn", "cudart", "driver", "other"};
@@ -276,7 +288,7 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     const char *driver_log = NULL;
     if (may_call) {
         cg_versions_on_load(o, l->soname, l->family);
-        driver_log = l->family == CG_FAM_DRV ? cg_drvlog_on_load(o) : NULL;
+        driver_log = l->family == CG_FAM_DRV && driver_loaded ? driver_loaded(o) : NULL;
     }
     char b[4096];
     struct cg_ev e;
@@ -682,7 +694,11 @@ static void fork_child(void)
     memcpy(&lock, &fresh, sizeof lock);
 }
 
-void cg_libs_init(void) { cg_atfork(NULL, NULL, fork_child); }
+void cg_libs_init(const char *(*on_driver)(const struct cg_obj *o))
+{
+    driver_loaded = on_driver;
+    cg_atfork(NULL, NULL, fork_child);
+}
 
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg)
 {

@@ -27,7 +27,8 @@ struct cg_lib {
     const char *version_source; /* how version was read (versions.c), NULL: asked the library */
 };
 
-void cg_libs_init(void); /* at start: fork handlers */
+/* at start: fork handlers, and what a recorded libcuda.so.1 is handed to (its lib event's "driver_log") */
+void cg_libs_init(const char *(*on_driver)(const struct cg_obj *o));
 
 /* loader.c -> libs.c */
 /* added: the dlopen mapped objects that were not there before (loader.c) */

@@ -12,8 +12,6 @@
 
 #include "cg.h"
 
-struct cg_libc_dl cg_dl;
-
 struct dl_find {
     const char *soname;
     struct cg_obj obj;
@@ -124,20 +122,10 @@ void *cg_real_in_lib(int slot, int hook)
 
 void cg_real_promote(void)
 {
-    cg_bind_reset(); /* the PLT answers kept while not tracing are plain forwards */
     for (int s = 0; s < CG_NSLOTS; s++)
         for (int h = 0; h < CG_NHOOKS; h++) {
             void *p = atomic_load(&real_untraced[s][h]), *expected = NULL;
             if (p && atomic_compare_exchange_strong(&cg_real[s][h], &expected, p))
                 atomic_fetch_add(&cg_real_gen, 1);
         }
-}
-
-int cg_caller_family(const void *caller)
-{
-    struct cg_obj o;
-    if (!caller || !cg_elf_find_obj(caller, &o))
-        return -1;
-    const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
-    return cg_lib_family_of_name(so ? so : o.name);
 }
