@@ -1,7 +1,10 @@
 /* cg.h - convguard's internal interface: the hook table expanded into ids and
- * types, and the prototypes each file offers the others, grouped by file.
- * Nothing here is exported from libconvguard.so; export.c and loader.c hold
- * the only exported names. */
+ * types, and the prototypes each file offers the others, grouped by file, in
+ * the order of the layers (shim/README.md): core/, loader/, cuda/, graph/, the
+ * top level.  Each layer's private parts have their own header beside them
+ * (loader/libs.h, fallback/fallback.h, cuda/gpuinfo.h, cuda/codeimage.h,
+ * cudnn/cudnn_desc.h, graph/graph.h).  Nothing here is exported from
+ * libconvguard.so; export.c and routes.c hold the only exported names. */
 #ifndef CONVGUARD_CG_H
 #define CONVGUARD_CG_H
 
@@ -153,7 +156,7 @@ struct cg_counter {
 } __attribute__((aligned(64)));
 extern struct cg_counter cg_count[CG_NHOOKS];
 
-/* ---- core/hooks.c: the tables above (but cg_entry: export.c), and the failure accounting */
+/* ---- core/hooks.c: the tables above (but cg_entry: export.c, read by routes.c alone), and the failure accounting */
 /* How a failure counts: every one in its hook's `fails`; a REPORTED one also
  * in the exit line's failures, a QUIET one not (a capability probe, a refused
  * attribute, an engine declining a graph, a call nested in one that reports it). */
@@ -164,7 +167,7 @@ void cg_failed_call(int hook, long long status); /* cg_failed, REPORTED, and a p
 uint64_t cg_failures(void);                      /* the exit line's failures */
 void cg_failures_reset(void);                    /* a forked child starts at 0 */
 
-/* ---- shim.c: lifecycle */
+/* ---- core/state.c: the process's tracing state */
 struct cg_state {
     atomic_bool traced;    /* false: every hook forwards untouched (setuid, or before init) */
     int fd;                /* trace file, -1 when none */
@@ -174,11 +177,9 @@ struct cg_state {
     char rank[16];
     uint64_t t0_ns;        /* CLOCK_MONOTONIC at start */
 };
-extern struct cg_state cg; /* core/state.c */
-void cg_shim_init(void);
-int cg_slot_of_soname(const char *soname);
+extern struct cg_state cg;
 
-/* ---- config.c: CONVGUARD_* read once at load */
+/* ---- core/config.c: CONVGUARD_* read once at load */
 struct cg_config {
     char dir[2048];
     bool quiet;
@@ -197,7 +198,7 @@ extern struct cg_config cg_cfg;
 void cg_config_load(void);
 const char *cg_getenv(const char *name); /* reads environ directly, usable before libc's own init */
 
-/* ---- trace.c: one JSON object per line, one write(2) per event */
+/* ---- core/trace.c: one JSON object per line, one write(2) per event */
 struct cg_ev {
     char *buf;
     size_t len, cap;
@@ -237,7 +238,14 @@ extern _Atomic uint64_t cg_last_failure_seq;
 /* Called by cg_ev_end with each failure event before it is written, when set
  * (drvlog.c sets it once a driver log callback is registered). */
 extern void (*cg_ev_on_failure)(struct cg_ev *e);
+void cg_trace_test_adopt(int fd); /* tests only: take over a descriptor opened elsewhere */
 
+/* ---- core/fmt.c: allocation-free helpers, safe in signal handlers */
+size_t cg_strlcpy(char *dst, const char *src, size_t cap);
+size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
+const char *cg_basename(const char *path);
+bool cg_starts_with(const char *s, const char *prefix);
+void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */
 static inline bool cg_streq(const char *a, const char *b)
@@ -247,51 +255,14 @@ static inline bool cg_streq(const char *a, const char *b)
     return *a == *b;
 }
 
-/* ---- fmt.c: allocation-free helpers, safe in signal handlers */
-size_t cg_strlcpy(char *dst, const char *src, size_t cap);
-size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
-const char *cg_basename(const char *path);
-bool cg_starts_with(const char *s, const char *prefix);
-void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
-
-struct dl_phdr_info;
-/* ---- elf.c: reading loaded objects without calling into the dynamic loader */
-struct cg_obj {
-    uintptr_t base;           /* load bias (l_addr) */
-    uintptr_t start, end;     /* lowest and highest mapped address */
-    const char *name;         /* dlpi_name: path, "" for the main program */
-    const void *dyn;          /* PT_DYNAMIC */
-    const void *phdr;
-    int phnum;
-};
-bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
-/* libs.c: "caller" (the object holding this return address, "(main program)",
- * or null) and "caller_offset" into an event. */
-void cg_ev_caller(struct cg_ev *e, const void *caller);
-/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
-/* Calls fn for every loaded object; stops when fn returns non-zero. */
-int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
-const char *cg_elf_soname(const struct cg_obj *o);
-const char *cg_elf_runpath(const struct cg_obj *o, bool *is_rpath);
-/* i-th DT_NEEDED entry, NULL past the end */
-const char *cg_elf_needed(const struct cg_obj *o, int i);
-/* Address of symbol `name` defined by o, with version `ver` (NULL: the default one). */
-void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
-/* Does o import `name` (a relocation against that undefined symbol: it calls it through its PLT/GOT)? */
-bool cg_elf_imports(const struct cg_obj *o, const char *name);
-/* Does o define symbol versions of its own (DT_VERDEF)? */
-bool cg_elf_defines_versions(const struct cg_obj *o);
-/* How o refers to the undefined symbol `name` (STB_GLOBAL, STB_WEAK), -1: it does not. */
-int cg_elf_import_bind(const struct cg_obj *o, const char *name);
-/* An address inside o's code holding a `ret` instruction, 0 if none. */
-uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
-/* ---- forkgate.c: the shim's own calls into foreign locks never overlap a fork */
+/* ---- core/forkgate.c: the shim's own calls into foreign locks never overlap a fork */
 void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
 void cg_fork_gate_enter(void);
 void cg_fork_gate_leave(void);
 unsigned cg_fork_gate_gave_up(void);
 
+
+struct dl_phdr_info;
 /* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);
@@ -311,6 +282,44 @@ void cg_dlerror_clear(void);
 void cg_dlerror_set(const char *msg);
 void cg_dlerror_keep(const char *msg);
 char *cg_dlerror_take(void); /* NULL: none kept */
+
+/* ---- loader/elf.c: reading loaded objects without calling into the dynamic loader */
+struct cg_obj {
+    uintptr_t base;           /* load bias (l_addr) */
+    uintptr_t start, end;     /* lowest and highest mapped address */
+    const char *name;         /* dlpi_name: path, "" for the main program */
+    const void *dyn;          /* PT_DYNAMIC */
+    const void *phdr;
+    int phnum;
+};
+bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
+/* Calls fn for every loaded object; stops when fn returns non-zero. */
+int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
+const char *cg_elf_soname(const struct cg_obj *o);
+const char *cg_elf_runpath(const struct cg_obj *o, bool *is_rpath);
+/* i-th DT_NEEDED entry, NULL past the end */
+const char *cg_elf_needed(const struct cg_obj *o, int i);
+/* Address of symbol `name` defined by o, with version `ver` (NULL: the default one). */
+void *cg_elf_sym(const struct cg_obj *o, const char *name, const char *ver);
+/* Does o import `name` (a relocation against that undefined symbol: it calls it through its PLT/GOT)? */
+bool cg_elf_imports(const struct cg_obj *o, const char *name);
+/* Does o define symbol versions of its own (DT_VERDEF)? */
+bool cg_elf_defines_versions(const struct cg_obj *o);
+/* How o refers to the undefined symbol `name` (STB_GLOBAL, STB_WEAK), -1: it does not. */
+int cg_elf_import_bind(const struct cg_obj *o, const char *name);
+/* An address inside o's code holding a `ret` instruction, 0 if none. */
+uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
+/* ---- loader/objsnap.c: a copy of the link map that signal handlers can read */
+void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
+void cg_objsnap_after_fork(void);
+bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
+/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
+int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
+bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
+uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
+
 /* ---- loader/real.c: finding the real functions, and calling them "as" a caller */
 bool cg_real_dl_init(void); /* fills cg_dl from libc's symbol table; false: not all found */
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
@@ -318,6 +327,7 @@ bool cg_real_dl_init(void); /* fills cg_dl from libc's symbol table; false: not 
  * the return address; this keeps those answers exactly what they would have
  * been without the shim. */
 void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
+void *cg_call_as_asm(uintptr_t gadget, void *fn, void *a, void *b, void *c); /* callas_x86_64.S */
 /* The function of (slot, hook) in the slot's own library (libcuda.so.1,
  * libcudnn.so.9, ...), read from its symbol table; NULL when it is not loaded.
  * What the entries handed out by dlsym/cuGetProcAddress forward to, and what
@@ -327,7 +337,7 @@ void *cg_real_in_lib(int slot, int hook);
  * (after cg_bind_reset: the PLT answers kept while not tracing are plain forwards). */
 void cg_real_promote(void);
 
-/* ---- bind.c: what a call through the PLT would have reached without the shim.
+/* ---- loader/bind.c: what a call through the PLT would have reached without the shim.
  * cg_plt[s][h]: the slot library's function (cg_real's), when every PLT caller
  * reaches it; cg_plt_plain[s][h]: another definition every PLT caller reaches
  * (a framework's stub, or anything while not tracing), forwarded untouched.
@@ -344,7 +354,29 @@ void *cg_bind_lookup(const void *caller, const char *name, const char *ver);
 void cg_bind_after_load(void); /* a dlopen added objects */
 void cg_bind_reset(void);      /* a dlclose, or tracing started */
 
-/* ---- crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
+/* ---- loader/libs.c: the CUDA-family libraries seen (the table itself: loader/libs.h) */
+int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
+bool cg_lib_is_traced_name(const char *path);
+/* Is this caller one of the traced CUDA-family libraries? family or -1 */
+int cg_caller_family(const void *caller);
+void cg_libs_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
+void cg_libs_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+void cg_libs_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
+void cg_libs_check_replaced(const char *when);
+const char *cg_libs_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
+/* "caller" (the object holding this return address, "(main program)",
+ * or null) and "caller_offset" into an event. */
+void cg_ev_caller(struct cg_ev *e, const void *caller);
+
+/* ---- loader/nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
+bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
+
+/* ---- loader/versions.c: versions and compatibility verdicts */
+void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
+void cg_versions_verdicts(const char *when);
+int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- loader/crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
 void cg_crash_install(void);
 void cg_crash_after_fork(void);
 void cg_crash_after_load(void); /* a dlopen added objects: an unwinder may have arrived (auto) */
@@ -354,32 +386,6 @@ const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
 const char *cg_loading_enter(const char *name);
 void cg_loading_leave(const char *prev);
 
-/* ---- objsnap.c: a copy of the link map that signal handlers can read */
-void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
-void cg_objsnap_after_fork(void);
-bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
-/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
-int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
-bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
-uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
-
-/* ---- loader.c: library loads and symbol lookups */
-int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
-bool cg_lib_is_traced_name(const char *path);
-/* Is this caller one of the traced CUDA-family libraries? family or -1 */
-int cg_caller_family(const void *caller);
-void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
-void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
-/* nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
-bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
-void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
-void cg_loader_check_replaced(const char *when);
-const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
-
-/* ---- versions.c: versions and compatibility verdicts */
-void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
-void cg_versions_verdicts(const char *when);
-int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
 
 /* ---- cuda/gpuinfo.c: > 0 while the shim itself calls the driver on this thread:
  * the messages those calls cause are counted, not written (drvlog.c) */
@@ -392,7 +398,10 @@ const char *cg_drvlog_on_load(const struct cg_obj *o);
 void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
 void cg_drvlog_after_fork(void);
 
-/* ---- graph_report.c: the graph (backend) API layer at exit */
+/* ---- graph/graph_report.c: the graph (backend) API layer at exit */
 void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
 void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */
+
+/* ---- shim.c (top): the lifecycle */
+void cg_shim_init(void);
 #endif

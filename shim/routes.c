@@ -246,7 +246,7 @@ static inline bool maybe_hooked(const char *name)
     return n < FILTER_LEN && (len_last[n][c >> 6] >> (c & 63) & 1);
 }
 
-int cg_slot_of_soname(const char *soname)
+static int slot_of_soname(const char *soname)
 {
     for (int s = 0; soname && s < CG_NSLOTS; s++)
         if (strcmp(cg_slots[s].soname, soname) == 0)
@@ -289,7 +289,7 @@ static void *wrap(const char *name, void *real, const void *caller, const char *
     struct cg_obj o;
     if (!cg_elf_find_obj(real, &o) || !o.dyn)
         return real;
-    int s = cg_slot_of_soname(cg_elf_soname(&o));
+    int s = slot_of_soname(cg_elf_soname(&o));
     if (s < 0 || cg_slots[s].family != cg_hooks[h].family)
         return real;
     void *expected = NULL;

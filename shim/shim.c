@@ -405,7 +405,7 @@ void cg_shim_init(void)
     /* the file comes with the first event (a CUDA library mapped now is one) */
     cg_trace_open_lazily(lazy_open);
     cg_atfork(NULL, NULL, after_fork_child);
-    cg_loader_scan("(startup)");
+    cg_libs_scan("(startup)");
     errno = saved;
 }
 
@@ -428,9 +428,9 @@ __attribute__((destructor)) static void cg_dtor(void)
 {
     if (!atomic_load(&cg.traced) || cg.pid != getpid())
         return;
-    cg_loader_scan_exit();
+    cg_libs_scan_exit();
     cg_versions_verdicts("exit");
-    cg_loader_check_replaced("exit");
+    cg_libs_check_replaced("exit");
     cg_libs_unresolved_events();
     cg_graph_exit_events();
     /* nothing happened that a report could use: no file at all */
@@ -483,7 +483,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     if (nlib == 0) {
         n = cg_strlcpy(line, "convguard: no CUDA library was loaded: this program ran on the CPU; trace ", sizeof line);
     } else {
-        cg_loader_primary(primary, sizeof primary);
+        cg_libs_primary(primary, sizeof primary);
         n = cg_strlcpy(line, "convguard: ", sizeof line);
         n += cg_strlcpy(line + n, primary, sizeof line - n);
         char d[24];

@@ -109,7 +109,7 @@ check-tsan:
 	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
 	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    bash tests/preload/t_threads.sh
-# the pointer table (shim/gpumem.c) under 8 threads freeing and re-allocating the same addresses
+# the pointer table (shim/cuda/gpumem.c) under 8 threads freeing and re-allocating the same addresses
 	for m in churn_mt churn_hot; do rm -rf build-tsan/churn && mkdir -p build-tsan/churn && \
 	    CGTEST_FREE_YIELD=1 CONVGUARD_DIR=build-tsan/churn TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    LD_LIBRARY_PATH=build-tsan/doubles/cuda LD_PRELOAD=$(CURDIR)/build-tsan/libconvguard.so \

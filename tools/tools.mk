@@ -10,7 +10,7 @@ JANSSON_LIBS := -ljansson
 endif
 TOOLS_SRC := $(wildcard tools/*.c)
 TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
-TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h shim/status.def)
+TOOLS_HDR := $(wildcard tools/*.h tools/*.def shim/cudefs.h shim/status.def shim/cudnn_versions.def)
 
 $(BUILD)/tools:
 	mkdir -p $@

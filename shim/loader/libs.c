@@ -409,21 +409,21 @@ static void scan_locked(const char *via, enum scan_calls calls, const void *open
         cg_versions_verdicts("load");
 }
 
-void cg_loader_scan(const char *reason)
+void cg_libs_scan(const char *reason)
 {
     table_lock();
     scan_locked(reason, SCAN_CALL_ALL, NULL);
     table_unlock();
 }
 
-void cg_loader_scan_exit(void)
+void cg_libs_scan_exit(void)
 {
     table_lock();
     scan_locked("(exit)", SCAN_CALL_NONE, NULL);
     table_unlock();
 }
 
-void cg_loader_scan_opened(const char *reason, const void *opened_dyn)
+void cg_libs_scan_opened(const char *reason, const void *opened_dyn)
 {
     table_lock();
     scan_locked(reason, SCAN_CALL_OPENED, opened_dyn);
@@ -732,7 +732,7 @@ static void replaced_cb(struct cg_lib *l, void *arg)
     cg_ev_end(&e);
 }
 
-void cg_loader_check_replaced(const char *when) { cg_libs_each(replaced_cb, (void *)when); }
+void cg_libs_check_replaced(const char *when) { cg_libs_each(replaced_cb, (void *)when); }
 
 struct primary_ctx {
     char *out;
@@ -790,7 +790,7 @@ static void primary_cb(struct cg_lib *l, void *arg)
     }
 }
 
-const char *cg_loader_primary(char *out, size_t cap)
+const char *cg_libs_primary(char *out, size_t cap)
 {
     struct primary_ctx c = {out, cap, -1};
     out[0] = 0;

@@ -39,6 +39,7 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
+struct cg_lib *cg_libs_current(void); /* the last one recorded (versions.c, while recording it), NULL: none */
 int cg_libs_unresolved_failures(void);
 /* The last written, still unresolved load failure of a library (stem
  * "libcuda.so"): the seq of its dlopen event and its error text. */

@@ -69,8 +69,6 @@ bool cg_real_dl_init(void)
 }
 
 #if defined(__x86_64__)
-void *cg_call_as_asm(uintptr_t gadget, void *fn, void *a, void *b, void *c);
-
 void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
 {
     static char self_anchor;

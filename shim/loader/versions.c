@@ -15,7 +15,6 @@
 #include "cg.h"
 #include "loader/libs.h"
 
-struct cg_lib *cg_libs_current(void);
 
 static _Atomic int cudnn_version;
 static bool said_copies, said_sublib, said_cuda_major, said_driver;
@@ -122,9 +121,15 @@ void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
             /* Sub-libraries without cudnnGetVersion carry their version as
              * data: bytes patch, minor, major (9.19.0 -> 00 13 09). Reading
              * it runs no code of theirs. */
-            static const char *const names[] = {"cudnn_ops_infer_version", "cudnn_cnn_infer_version",
-                                                "cudnn_adv_infer_version", "cudnn_ops_version",
-                                                "cudnn_cnn_version", "cudnn_adv_version"};
+            static const char *const names[] = {
+#define CG_CUDNN_VERSION_DATA(sym, shim) CG_VDATA_SHIM_##shim(#sym)
+#define CG_VDATA_SHIM_1(name) name,
+#define CG_VDATA_SHIM_0(name)
+#include "cudnn_versions.def"
+#undef CG_CUDNN_VERSION_DATA
+#undef CG_VDATA_SHIM_1
+#undef CG_VDATA_SHIM_0
+            };
             for (size_t i = 0; i < sizeof names / sizeof names[0] && l->version < 0; i++) {
                 const unsigned char *v = cg_elf_sym(o, names[i], NULL);
                 if (v && v[2] >= 7 && v[2] <= 99) {
