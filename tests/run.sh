@@ -6,7 +6,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 pattern=${1:-}
 failed=()
 n=0
-for t in "$ROOT"/tests/unit/*.sh "$ROOT"/tests/preload/*.sh "$ROOT"/tests/report/*.sh; do
+for t in "$ROOT"/tests/unit/*.sh "$ROOT"/tests/preload/*.sh "$ROOT"/tests/report/*.sh "$ROOT"/tests/arch/*.sh; do
     [ -e "$t" ] || continue
     case "$(basename "$t")" in *"$pattern"*) ;; *) continue ;; esac
     n=$((n + 1))
