@@ -275,6 +275,79 @@ static void ms_str(float ms, char *out)
     out[n] = 0;
 }
 
+/* How many of the algorithms cuDNN returned are read: at most requested, and 32. */
+static int algos_returned(const struct lookup *l)
+{
+    int n = 0;
+    if (l->returned && l->perf) {
+        n = *l->returned;
+        if (n < 0)
+            n = 0;
+        if (n > l->requested)
+            n = l->requested;
+        if (n > 32)
+            n = 32;
+    }
+    return n;
+}
+
+/* The returned algorithms against free memory and FindEx's workspace limit,
+ * and the lookup's signature when none is usable. */
+struct algo_tally {
+    int ok, over_free, over_limit;
+    const char *signature;
+};
+static struct algo_tally tally_algos(const struct lookup *l, int n, const struct cg_gpu_mem *mem)
+{
+    struct algo_tally t = {0, 0, 0, NULL};
+    for (int i = 0; i < n; i++) {
+        if (l->perf[i].status == CUDNN_STATUS_SUCCESS) {
+            t.ok++;
+            t.over_free += mem->known && l->perf[i].memory > mem->free;
+        }
+        t.over_limit += l->api == API_FIND_EX && l->perf[i].memory > l->limit;
+    }
+    if (n > 0 && t.ok == 0)
+        t.signature = "all_algos_failed";
+    else if (mem->known && t.ok > 0 && t.over_free == t.ok)
+        t.signature = "all_algos_exceed_free_memory";
+    return t;
+}
+
+/* conv_algos' "algos": [{algo, algo_name, status, ...}] */
+static void ev_algos(struct cg_ev *e, const struct lookup *l, int slot, int n)
+{
+    cg_ev_open(e, "algos", '[');
+    for (int i = 0; i < n; i++) {
+        const cudnnConvolutionFwdAlgoPerf_t *p = &l->perf[i];
+        char ms[32];
+        ms_str(p->time, ms);
+        cg_ev_open(e, NULL, '{');
+        cg_ev_i64(e, "algo", p->algo);
+        cg_ev_str(e, "algo_name", cg_cudnn_algo_name(l->op, p->algo));
+        cg_ev_i64(e, "status", p->status);
+        cg_ev_str(e, "status_name", cg_cudnn_status_name(slot, p->status));
+        cg_ev_raw(e, "time_ms", ms);
+        cg_ev_u64(e, "workspace", p->memory);
+        cg_ev_str(e, "determinism", p->determinism == 1 ? "deterministic" : "non_deterministic");
+        cg_ev_str(e, "math_type", cg_cudnn_math_name(p->mathType));
+        cg_ev_close(e, '}');
+    }
+    cg_ev_close(e, ']');
+}
+
+/* What makes two lookups the same for first_time(): the call and its shapes. */
+static uint64_t lookup_key(int hook, int slot, const struct cg_tensor *x, const struct cg_tensor *w,
+                           const struct cg_tensor *y, const struct cg_conv *cv)
+{
+    uint64_t key = fnv(0xcbf29ce484222325ull, &hook, sizeof hook);
+    key = fnv(key, &slot, sizeof slot);
+    key = fnv(key, x, sizeof *x);
+    key = fnv(key, w, sizeof *w);
+    key = fnv(key, y, sizeof *y);
+    return fnv(key, cv, sizeof *cv);
+}
+
 static void after_lookup(const struct lookup *l, cudnnStatus_t r)
 {
     int saved = errno;
@@ -292,38 +365,14 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     cg_cudnn_conv(&f, l->conv, &cv);
     cg_cudnn_reason_drop(&f);
 
-    int n = 0;
-    if (l->returned && l->perf) {
-        n = *l->returned;
-        if (n < 0)
-            n = 0;
-        if (n > l->requested)
-            n = l->requested;
-        if (n > 32)
-            n = 32;
-    }
+    int n = algos_returned(l);
     struct cg_gpu_mem mem;
     cg_gpu_mem_now(&mem);
-    int ok = 0, over_free = 0, over_limit = 0;
-    for (int i = 0; i < n; i++) {
-        if (l->perf[i].status == CUDNN_STATUS_SUCCESS) {
-            ok++;
-            over_free += mem.known && l->perf[i].memory > mem.free;
-        }
-        over_limit += l->api == API_FIND_EX && l->perf[i].memory > l->limit;
-    }
-    const char *signature = NULL;
-    if (n > 0 && ok == 0)
-        signature = "all_algos_failed";
-    else if (mem.known && ok > 0 && over_free == ok)
-        signature = "all_algos_exceed_free_memory";
+    struct algo_tally t = tally_algos(l, n, &mem);
+    int over_free = t.over_free, over_limit = t.over_limit;
+    const char *signature = t.signature;
 
-    uint64_t key = fnv(0xcbf29ce484222325ull, &l->hook, sizeof l->hook);
-    key = fnv(key, &slot, sizeof slot);
-    key = fnv(key, &x, sizeof x);
-    key = fnv(key, &w, sizeof w);
-    key = fnv(key, &y, sizeof y);
-    key = fnv(key, &cv, sizeof cv);
+    uint64_t key = lookup_key(l->hook, slot, &x, &w, &y, &cv);
     bool failed = r != CUDNN_STATUS_SUCCESS;
     if (failed)
         cg_failed(l->hook, CG_FAIL_REPORTED);
@@ -365,23 +414,7 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     cg_ev_gpu_mem(&e, "mem", &mem);
     if (mem.known)
         cg_ev_i64(&e, "algos_over_free", over_free);
-    cg_ev_open(&e, "algos", '[');
-    for (int i = 0; i < n; i++) {
-        const cudnnConvolutionFwdAlgoPerf_t *p = &l->perf[i];
-        char ms[32];
-        ms_str(p->time, ms);
-        cg_ev_open(&e, NULL, '{');
-        cg_ev_i64(&e, "algo", p->algo);
-        cg_ev_str(&e, "algo_name", cg_cudnn_algo_name(l->op, p->algo));
-        cg_ev_i64(&e, "status", p->status);
-        cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, p->status));
-        cg_ev_raw(&e, "time_ms", ms);
-        cg_ev_u64(&e, "workspace", p->memory);
-        cg_ev_str(&e, "determinism", p->determinism == 1 ? "deterministic" : "non_deterministic");
-        cg_ev_str(&e, "math_type", cg_cudnn_math_name(p->mathType));
-        cg_ev_close(&e, '}');
-    }
-    cg_ev_close(&e, ']');
+    ev_algos(&e, l, slot, n);
     if (bad)
         cg_ev_gpu_holders(&e, &st);
     cg_ev_end(&e);

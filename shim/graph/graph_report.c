@@ -240,56 +240,22 @@ void gx_destroyed(struct gt_ent *d)
     errno = saved;
 }
 
-void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, struct gt_ent *vp, cudnnStatus_t st)
+/* graph_exec_failed's likely cause: its kind, and detail (GX_DETAIL bytes)
+ * in one line, from the plan's workspace ws (-1 unknown), the variant pack vp
+ * and the GPU's memory. */
+#define GX_DETAIL 256
+static const char *exec_cause(int slot, cudnnStatus_t st, long long ws, const struct gt_ent *vp,
+                              const struct cg_gpu_mem *gm, char *detail)
 {
-    int saved = errno;
-    char reason[512];
-    cg_failed(hook, CG_FAIL_REPORTED);
-    atomic_fetch_add_explicit(&exec_failures, 1, memory_order_relaxed);
-    gx_take_reason(slot, real, reason, sizeof reason);
-    bool first;
-    if (p) {
-        uint8_t z = 0;
-        first = atomic_compare_exchange_strong(&p->u.plan.fail_written, &z, 1);
-        if (!first)
-            atomic_fetch_add_explicit(&not_written, 1, memory_order_relaxed);
-    } else {
-        first = first_of_kind(hook, -1, -1, st, reason);
-    }
-    if (!first) {
-        errno = saved;
-        return;
-    }
-    struct gx_plan_info pi;
-    if (p)
-        gx_plan_info(slot, real, p, true, false, &pi);
-    struct cg_gpu_mem gm;
-    cg_gpu_mem_now(&gm);
-    bool mem = gm.known;
-    unsigned long long fr = gm.free, to = gm.total;
-    char b[EVB];
-    struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "graph_exec_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
-    gx_ev_status(&e, slot, st, reason);
-    if (p)
-        gx_ev_plan(&e, &pi, true);
-    else
-        cg_ev_raw(&e, "plan", "null");
-    if (vp && vp->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
-        cg_ev_bool(&e, "workspace_given", vp->u.vpack.ws_set && vp->u.vpack.workspace);
-    else
-        cg_ev_raw(&e, "workspace_given", "null");
-    cg_ev_gpu_mem(&e, "mem", &gm);
-    /* Why, in one line. */
-    char detail[256], num[24];
+    char num[24];
     size_t n = 0;
     const char *kind = "unknown";
     bool alloc_status = slot == CG_SLOT_CUDNN8 ? st == CUDNN8_STATUS_ALLOC_FAILED
                                                : st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-    long long ws = p ? pi.ws : -1;
+    bool mem = gm->known;
+    unsigned long long fr = gm->free, to = gm->total;
     detail[0] = 0;
-#define ADD(s) (n += cg_strlcpy(detail + n, (s), n < sizeof detail ? sizeof detail - n : 0))
+#define ADD(s) (n += cg_strlcpy(detail + n, (s), n < GX_DETAIL ? GX_DETAIL - n : 0))
 #define ADDN(v) (num[cg_utoa(num, (unsigned long long)(v))] = 0, ADD(num))
     bool ws_given = vp && vp->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR && vp->u.vpack.ws_set &&
                     vp->u.vpack.workspace;
@@ -333,6 +299,51 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
     }
 #undef ADD
 #undef ADDN
+    return kind;
+}
+
+void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, struct gt_ent *vp, cudnnStatus_t st)
+{
+    int saved = errno;
+    char reason[512];
+    cg_failed(hook, CG_FAIL_REPORTED);
+    atomic_fetch_add_explicit(&exec_failures, 1, memory_order_relaxed);
+    gx_take_reason(slot, real, reason, sizeof reason);
+    bool first;
+    if (p) {
+        uint8_t z = 0;
+        first = atomic_compare_exchange_strong(&p->u.plan.fail_written, &z, 1);
+        if (!first)
+            atomic_fetch_add_explicit(&not_written, 1, memory_order_relaxed);
+    } else {
+        first = first_of_kind(hook, -1, -1, st, reason);
+    }
+    if (!first) {
+        errno = saved;
+        return;
+    }
+    struct gx_plan_info pi;
+    if (p)
+        gx_plan_info(slot, real, p, true, false, &pi);
+    struct cg_gpu_mem gm;
+    cg_gpu_mem_now(&gm);
+    char b[EVB];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "graph_exec_failed");
+    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    gx_ev_status(&e, slot, st, reason);
+    if (p)
+        gx_ev_plan(&e, &pi, true);
+    else
+        cg_ev_raw(&e, "plan", "null");
+    if (vp && vp->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+        cg_ev_bool(&e, "workspace_given", vp->u.vpack.ws_set && vp->u.vpack.workspace);
+    else
+        cg_ev_raw(&e, "workspace_given", "null");
+    cg_ev_gpu_mem(&e, "mem", &gm);
+    /* Why, in one line. */
+    char detail[GX_DETAIL];
+    const char *kind = exec_cause(slot, st, p ? pi.ws : -1, vp, &gm, detail);
     cg_ev_open(&e, "likely_cause", '{');
     cg_ev_str(&e, "kind", kind);
     cg_ev_str(&e, "detail", detail[0] ? detail : NULL);
