@@ -280,7 +280,7 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
 }
 
 /* Maps a real function address of a traced library to our entry (*hook: its
- * hook) or returns it (*hook: -1). */
+ * hook) or returns it. */
 static void *wrap(const char *name, void *real, const void *caller, const char *route, int *hook)
 {
     int h = *hook = hook_by_name(name);
@@ -328,7 +328,7 @@ static void *after_sym(void *handle, const char *name, const char *version, void
     int h;
     void *w = wrap(name, r, caller, "dlsym", &h);
     if (w != r)
-        cg_gpumem_route_note(h, w, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
+        cg_gpumem_route_note(h, caller, CG_ROUTE_DLSYM); /* for alloc_failed's route */
     return w;
 }
 
@@ -498,20 +498,18 @@ static int drv_idx_find(const void *fn)
     return hook;
 }
 
-static void *wrap_entry_point(const char *symbol, void *fn, const char *route, int *hook)
+/* The hook whose driver function fn is, -1: none (or not tracing). */
+static int entry_point_hook(void *fn)
 {
-    (void)symbol;
-    (void)route;
-    *hook = -1;
     if (!fn || !atomic_load_explicit(&cg.traced, memory_order_relaxed))
-        return fn;
+        return -1;
     bool resolved = atomic_load_explicit(&drv_resolved, memory_order_acquire);
     if (resolved) {
         int h = drv_idx_find(fn);
         if (h >= 0)
-            return cg_entry[CG_SLOT_DRV][*hook = h];
+            return h;
         if (h == -1)
-            return fn;
+            return -1;
     }
     for (int h = 0; h < CG_NHOOKS; h++) {
         if (cg_hooks[h].family != CG_FAM_DRV)
@@ -521,13 +519,24 @@ static void *wrap_entry_point(const char *symbol, void *fn, const char *route, i
         if (!real && !resolved)
             real = cg_real_in_lib(CG_SLOT_DRV, h);
         if (real == fn)
-            return cg_entry[CG_SLOT_DRV][*hook = h];
+            return h;
     }
     /* libcuda was loaded (it answered): its names are all known now */
     if (!resolved)
         atomic_store_explicit(&drv_resolved, true, memory_order_release);
     drv_idx_rebuild();
-    return fn;
+    return -1;
+}
+
+/* What the four entry-point functions share: a driver function they found
+ * that is hooked is handed out as our entry (and noted for alloc_failed's route). */
+static inline void hand_out_entry_point(void **fn, const void *caller)
+{
+    int h = entry_point_hook(*fn);
+    if (h >= 0) {
+        *fn = cg_entry[CG_SLOT_DRV][h];
+        cg_gpumem_route_note(h, caller, CG_ROUTE_ENTRY_POINT);
+    }
 }
 
 CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, CG_CALLER, const char *symbol, void **fn, int version,
@@ -535,11 +544,7 @@ CUresult cg_w_cuGetProcAddress(cg_t_cuGetProcAddress real, CG_CALLER, const char
 {
     CUresult r = real(symbol, fn, version, flags);
     if (r == CUDA_SUCCESS && fn) {
-        void *got = *fn;
-        int h;
-        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress", &h);
-        if (*fn != got)
-            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        hand_out_entry_point(fn, caller);
     }
     return r;
 }
@@ -549,11 +554,7 @@ CUresult cg_w_cuGetProcAddress_v2(cg_t_cuGetProcAddress_v2 real, CG_CALLER, cons
 {
     CUresult r = real(symbol, fn, version, flags, status);
     if (r == CUDA_SUCCESS && fn) {
-        void *got = *fn;
-        int h;
-        *fn = wrap_entry_point(symbol, got, "cuGetProcAddress_v2", &h);
-        if (*fn != got)
-            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        hand_out_entry_point(fn, caller);
     }
     return r;
 }
@@ -563,11 +564,7 @@ cudaError_t cg_w_cudaGetDriverEntryPoint(cg_t_cudaGetDriverEntryPoint real, CG_C
 {
     cudaError_t r = real(symbol, fn, flags, status);
     if (r == cudaSuccess && fn) {
-        void *got = *fn;
-        int h;
-        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPoint", &h);
-        if (*fn != got)
-            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        hand_out_entry_point(fn, caller);
     }
     return r;
 }
@@ -578,11 +575,7 @@ cudaError_t cg_w_cudaGetDriverEntryPointByVersion(cg_t_cudaGetDriverEntryPointBy
 {
     cudaError_t r = real(symbol, fn, version, flags, status);
     if (r == cudaSuccess && fn) {
-        void *got = *fn;
-        int h;
-        *fn = wrap_entry_point(symbol, got, "cudaGetDriverEntryPointByVersion", &h);
-        if (*fn != got)
-            cg_gpumem_route_note(h, *fn, caller, CG_ROUTE_ENTRY_POINT); /* for alloc_failed's route */
+        hand_out_entry_point(fn, caller);
     }
     return r;
 }

@@ -57,8 +57,8 @@ const char *cg_cu_result_name(int res);   /* CUresult */
 
 /* ---- gpumem.c: live bytes, largest allocation and failures on every route */
 enum cg_route { CG_ROUTE_PLT, CG_ROUTE_DLSYM, CG_ROUTE_ENTRY_POINT };
-/* loader.c tells which entries it handed out, to whom, by which route. */
-void cg_gpumem_route_note(int hook, const void *entry, const void *caller, enum cg_route route);
+/* routes.c tells which hook's entry it handed out, to whom, by which route. */
+void cg_gpumem_route_note(int hook, const void *caller, enum cg_route route);
 /* The last allocation failure: its alloc_failed seq (has_seq false when the
  * event was not written), what it asked, and whether any allocation has
  * succeeded since. */

@@ -278,17 +278,17 @@ CG_FORK_REINIT(notes_lock);
  * adds nothing, so it skips the table walk, the caller's object lookup and
  * the lock.  Per thread, so that no other thread can half-update it. */
 static __thread struct {
-    const void *entry, *caller;
-    int route;
-} last_note;
+    const void *caller;
+    int hook, route;
+} last_note = {NULL, -1, 0};
 
-void cg_gpumem_route_note(int hook, const void *entry, const void *caller, enum cg_route route)
+void cg_gpumem_route_note(int hook, const void *caller, enum cg_route route)
 {
-    if (entry == last_note.entry && caller == last_note.caller && (int)route == last_note.route)
+    if (hook == last_note.hook && caller == last_note.caller && (int)route == last_note.route)
         return;
     bool mem = false;
     for (size_t i = 0; i < NMEM && !mem; i++)
-        mem = entry && hook == mem_hooks[i];
+        mem = hook == mem_hooks[i];
     if (!mem)
         return;
     int saved = errno;
@@ -305,7 +305,7 @@ void cg_gpumem_route_note(int hook, const void *entry, const void *caller, enum 
     }
     pthread_mutex_unlock(&notes_lock);
     if (dup || n < MAX_NOTES) /* noted (now or before): a repeat can be skipped */
-        last_note.entry = entry, last_note.caller = caller, last_note.route = (int)route;
+        last_note.hook = hook, last_note.caller = caller, last_note.route = (int)route;
     errno = saved;
 }
 
