@@ -144,7 +144,7 @@ extern const struct cg_slot_info cg_slots[CG_NSLOTS];
  * that apart, and cg_real_promote moves it here when tracing starts), so a
  * non-NULL pointer also says "tracing": the entries test one load. */
 extern _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
-/* Bumped after every change of cg_real (loader.c's driver address index is rebuilt from it). */
+/* Bumped after every change of cg_real (routes.c's driver address index is rebuilt from it). */
 extern _Atomic uint32_t cg_real_gen;
 /* cg_entry[s][h]: our entry function for hook h in slot s (NULL where the
  * hook belongs to another family).  dlsym and cuGetProcAddress hand these out. */

@@ -2,7 +2,7 @@
  *
  * For each hook and each slot of its family this file defines two entry
  * functions: one exported under the slot's symbol version (PLT route), one
- * handed out by dlsym/cuGetProcAddress (loader.c).  They only count and
+ * handed out by dlsym/cuGetProcAddress (routes.c).  They only count and
  * forward: the wrapper cg_w_<name> in the concern's file does the rest.
  *
  * Why non-default versions (cudnnCreate@libcudnn.so.9, one '@'): a program

@@ -255,7 +255,7 @@ void cg_gpumem_after_fork(void)
     atomic_store(&null_frees, 0);
 }
 
-/* ---- routes: which entry loader.c handed to which module, by which route */
+/* ---- routes: which entry routes.c handed to which module, by which route */
 static const int mem_hooks[] = {
     CG_H_cudaMalloc, CG_H_cudaFree, CG_H_cudaMallocAsync, CG_H_cudaFreeAsync, CG_H_cuMemAlloc_v2,
     CG_H_cuMemFree_v2, CG_H_cuMemAllocAsync, CG_H_cuMemAllocAsync_ptsz, CG_H_cuMemAllocFromPoolAsync,
@@ -469,7 +469,7 @@ void cg_gpumem_exit(struct cg_ev *e)
  * Where memory is counted: at the driver, where it is obtained, whoever
  * called.  cudaMalloc (reached by the PLT or dlsym) calls cuMemAlloc_v2
  * inside libcudart through an entry point that is ours too (cudart asks
- * cuGetProcAddress for every driver function, loader.c answers with our
+ * cuGetProcAddress for every driver function, routes.c answers with our
  * entries), so the driver entries see every allocation once, and the runtime
  * wrappers only forward and report failures.  A thread-local depth, raised
  * around every runtime-level call, tells a driver failure inside one: it is
