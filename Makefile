@@ -12,25 +12,27 @@ LTO := $(shell echo 'int main(void){return 0;}' | $(CC) -flto=auto -x c - -o /de
 endif
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE $(CWARN)
-SHIM_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
+SHIM_CFLAGS := $(CFLAGS) -Ishim -fPIC -fvisibility=hidden -fno-strict-aliasing -fcf-protection=none \
                -ftls-model=initial-exec $(LTO) $(if $(LTO),-DCG_WRAPPERS_INLINED) -DCONVGUARD_VERSION='"$(VERSION)"'
-SHIM_SRC := $(wildcard shim/*.c)
-SHIM_ASM := $(wildcard shim/*.S)
+# shim/ and its layer folders (shim/README.md, shim/LAYERS); objects in build/shim/<folder>/
+SHIM_DIRS := shim $(wildcard shim/*/)
+SHIM_SRC := $(wildcard $(addsuffix /*.c,$(SHIM_DIRS:/=)))
+SHIM_ASM := $(wildcard $(addsuffix /*.S,$(SHIM_DIRS:/=)))
 SHIM_OBJ := $(patsubst shim/%.c,$(BUILD)/shim/%.o,$(SHIM_SRC)) $(patsubst shim/%.S,$(BUILD)/shim/%.o,$(SHIM_ASM))
-SHIM_HDR := $(wildcard shim/*.h shim/*.def)
+SHIM_HDR := $(wildcard $(addsuffix /*.h,$(SHIM_DIRS:/=)) $(addsuffix /*.def,$(SHIM_DIRS:/=)))
 
 .PHONY: all test install demo clean
 all: $(BUILD)/libconvguard.so $(BUILD)/convguard
 
-$(BUILD)/shim/%.o: shim/%.c $(SHIM_HDR) | $(BUILD)/shim
+$(BUILD)/shim/%.o: shim/%.c $(SHIM_HDR)
+	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
-$(BUILD)/shim/%.o: shim/%.S | $(BUILD)/shim
+$(BUILD)/shim/%.o: shim/%.S
+	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
-$(BUILD)/shim:
-	mkdir -p $@
 
 # No -lunwind, no CUDA, no -ldl, no -lpthread: the shim needs libc.so.6 alone
-# on every glibc (real.c finds dlopen & co. itself; cg.h: cg_atfork), so that
+# on every glibc (loader/real.c finds dlopen & co. itself; cg.h: cg_atfork), so that
 # before glibc 2.34 it adds no libpthread.so.0 to a program without one.
 $(BUILD)/libconvguard.so: $(SHIM_OBJ) shim/convguard.map
 	$(CC) -shared $(LTO) -O2 -fPIC -fvisibility=hidden -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/convguard.map \

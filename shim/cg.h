@@ -1,7 +1,10 @@
 /* cg.h - convguard's internal interface: the hook table expanded into ids and
- * types, and the prototypes each file offers the others, grouped by file.
- * Nothing here is exported from libconvguard.so; export.c and loader.c hold
- * the only exported names. */
+ * types, and the prototypes each file offers the others, grouped by file, in
+ * the order of the layers (shim/README.md): core/, loader/, cuda/, graph/, the
+ * top level.  Each layer's private parts have their own header beside them
+ * (loader/libs.h, fallback/fallback.h, cuda/gpuinfo.h, cuda/codeimage.h,
+ * cudnn/cudnn_desc.h, graph/graph.h).  Nothing here is exported from
+ * libconvguard.so; export.c and routes.c hold the only exported names. */
 #ifndef CONVGUARD_CG_H
 #define CONVGUARD_CG_H
 
@@ -141,7 +144,7 @@ extern const struct cg_slot_info cg_slots[CG_NSLOTS];
  * that apart, and cg_real_promote moves it here when tracing starts), so a
  * non-NULL pointer also says "tracing": the entries test one load. */
 extern _Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
-/* Bumped after every change of cg_real (loader.c's driver address index is rebuilt from it). */
+/* Bumped after every change of cg_real (routes.c's driver address index is rebuilt from it). */
 extern _Atomic uint32_t cg_real_gen;
 /* cg_entry[s][h]: our entry function for hook h in slot s (NULL where the
  * hook belongs to another family).  dlsym and cuGetProcAddress hand these out. */
@@ -153,7 +156,18 @@ struct cg_counter {
 } __attribute__((aligned(64)));
 extern struct cg_counter cg_count[CG_NHOOKS];
 
-/* ---- shim.c: lifecycle */
+/* ---- core/hooks.c: the tables above (but cg_entry: export.c, read by routes.c alone), and the failure accounting */
+/* How a failure counts: every one in its hook's `fails`; a REPORTED one also
+ * in the exit line's failures, a QUIET one not (a capability probe, a refused
+ * attribute, an engine declining a graph, a call nested in one that reports it). */
+enum cg_fail { CG_FAIL_REPORTED, CG_FAIL_QUIET };
+#define CG_NO_HOOK (-1) /* a failure no hook saw (the driver's own log): the exit line's count alone */
+void cg_failed(int hook, enum cg_fail how);
+void cg_failed_call(int hook, long long status); /* cg_failed, REPORTED, and a plain call_failed event */
+uint64_t cg_failures(void);                      /* the exit line's failures */
+void cg_failures_reset(void);                    /* a forked child starts at 0 */
+
+/* ---- core/state.c: the process's tracing state */
 struct cg_state {
     atomic_bool traced;    /* false: every hook forwards untouched (setuid, or before init) */
     int fd;                /* trace file, -1 when none */
@@ -164,13 +178,8 @@ struct cg_state {
     uint64_t t0_ns;        /* CLOCK_MONOTONIC at start */
 };
 extern struct cg_state cg;
-void cg_shim_init(void);
-int cg_slot_of_soname(const char *soname);
-void cg_note_failure(void); /* counts failures for the exit line */
-/* export.c: counts a failed call and writes a plain call_failed event */
-void cg_hook_failed(int hook, long long status);
 
-/* ---- config.c: CONVGUARD_* read once at load */
+/* ---- core/config.c: CONVGUARD_* read once at load */
 struct cg_config {
     char dir[2048];
     bool quiet;
@@ -189,7 +198,7 @@ extern struct cg_config cg_cfg;
 void cg_config_load(void);
 const char *cg_getenv(const char *name); /* reads environ directly, usable before libc's own init */
 
-/* ---- trace.c: one JSON object per line, one write(2) per event */
+/* ---- core/trace.c: one JSON object per line, one write(2) per event */
 struct cg_ev {
     char *buf;
     size_t len, cap;
@@ -229,7 +238,14 @@ extern _Atomic uint64_t cg_last_failure_seq;
 /* Called by cg_ev_end with each failure event before it is written, when set
  * (drvlog.c sets it once a driver log callback is registered). */
 extern void (*cg_ev_on_failure)(struct cg_ev *e);
+void cg_trace_test_adopt(int fd); /* tests only: take over a descriptor opened elsewhere */
 
+/* ---- core/fmt.c: allocation-free helpers, safe in signal handlers */
+size_t cg_strlcpy(char *dst, const char *src, size_t cap);
+size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
+const char *cg_basename(const char *path);
+bool cg_starts_with(const char *s, const char *prefix);
+void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */
 static inline bool cg_streq(const char *a, const char *b)
@@ -239,14 +255,35 @@ static inline bool cg_streq(const char *a, const char *b)
     return *a == *b;
 }
 
-/* ---- fmt.c: allocation-free helpers, safe in signal handlers */
-size_t cg_strlcpy(char *dst, const char *src, size_t cap);
-size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
-const char *cg_basename(const char *path);
-bool cg_starts_with(const char *s, const char *prefix);
-void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
+/* ---- core/forkgate.c: the shim's own calls into foreign locks never overlap a fork */
+void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
+void cg_fork_gate_enter(void);
+void cg_fork_gate_leave(void);
+unsigned cg_fork_gate_gave_up(void);
 
-/* ---- elf.c: reading loaded objects without calling into the dynamic loader */
+
+struct dl_phdr_info;
+/* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
+struct cg_libc_dl {
+    void *(*dlopen)(const char *, int);
+    void *(*dlmopen)(long, const char *, int);
+    void *(*dlsym)(void *, const char *);
+    void *(*dlvsym)(void *, const char *, const char *);
+    char *(*dlerror)(void);
+    int (*dlclose)(void *);
+    /* libc's own, never an interposer's: a sanitizer runtime intercepts it
+     * and calls our dlsym before it can forward anything (elf.c) */
+    int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+};
+extern struct cg_libc_dl cg_dl; /* filled by cg_real_dl_init (real.c) */
+/* A dlerror() text the shim had to consume: set (replacing any), keep (unless
+ * one is kept already), clear; take hands it to the program's dlerror() once. */
+void cg_dlerror_clear(void);
+void cg_dlerror_set(const char *msg);
+void cg_dlerror_keep(const char *msg);
+char *cg_dlerror_take(void); /* NULL: none kept */
+
+/* ---- loader/elf.c: reading loaded objects without calling into the dynamic loader */
 struct cg_obj {
     uintptr_t base;           /* load bias (l_addr) */
     uintptr_t start, end;     /* lowest and highest mapped address */
@@ -256,9 +293,8 @@ struct cg_obj {
     int phnum;
 };
 bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
-/* libs.c: "caller" (the object holding this return address, "(main program)",
- * or null) and "caller_offset" into an event. */
-void cg_ev_caller(struct cg_ev *e, const void *caller);
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
+int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 /* Calls fn for every loaded object; stops when fn returns non-zero. */
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
 const char *cg_elf_soname(const struct cg_obj *o);
@@ -275,45 +311,33 @@ bool cg_elf_defines_versions(const struct cg_obj *o);
 int cg_elf_import_bind(const struct cg_obj *o, const char *name);
 /* An address inside o's code holding a `ret` instruction, 0 if none. */
 uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
-/* ---- forkgate.c: the shim's own calls into foreign locks never overlap a fork */
-void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
-void cg_fork_gate_enter(void);
-void cg_fork_gate_leave(void);
-unsigned cg_fork_gate_gave_up(void);
+/* ---- loader/objsnap.c: a copy of the link map that signal handlers can read */
+void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
+void cg_objsnap_after_fork(void);
+bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
+/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
+int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
+bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
+uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
 
-struct dl_phdr_info;
-/* ---- real.c: the real dynamic-loader functions, and calling them "as" a caller */
-struct cg_libc_dl {
-    void *(*dlopen)(const char *, int);
-    void *(*dlmopen)(long, const char *, int);
-    void *(*dlsym)(void *, const char *);
-    void *(*dlvsym)(void *, const char *, const char *);
-    char *(*dlerror)(void);
-    int (*dlclose)(void *);
-    /* libc's own, never an interposer's: a sanitizer runtime intercepts it
-     * and calls our dlsym before it can forward anything (elf.c) */
-    int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
-};
-extern struct cg_libc_dl cg_dl;
-/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
-bool cg_real_dl_init(void);
+/* ---- loader/real.c: finding the real functions, and calling them "as" a caller */
+bool cg_real_dl_init(void); /* fills cg_dl from libc's symbol table; false: not all found */
 /* Calls fn(a, b, c) so that the dynamic loader sees `caller` as its caller.
  * glibc resolves bare names, $ORIGIN, RTLD_DEFAULT and RTLD_NEXT relative to
  * the return address; this keeps those answers exactly what they would have
  * been without the shim. */
 void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c);
+void *cg_call_as_asm(uintptr_t gadget, void *fn, void *a, void *b, void *c); /* callas_x86_64.S */
 /* The function of (slot, hook) in the slot's own library (libcuda.so.1,
  * libcudnn.so.9, ...), read from its symbol table; NULL when it is not loaded.
  * What the entries handed out by dlsym/cuGetProcAddress forward to, and what
  * the shim itself calls; not what a PLT caller reaches (bind.c). */
 void *cg_real_in_lib(int slot, int hook);
-/* Tracing has just started: what cg_real_in_lib found before goes into cg_real. */
+/* Tracing has just started: what cg_real_in_lib found before goes into cg_real
+ * (after cg_bind_reset: the PLT answers kept while not tracing are plain forwards). */
 void cg_real_promote(void);
-/* Is this caller one of the traced CUDA-family libraries? family or -1 */
-int cg_caller_family(const void *caller);
 
-/* ---- bind.c: what a call through the PLT would have reached without the shim.
+/* ---- loader/bind.c: what a call through the PLT would have reached without the shim.
  * cg_plt[s][h]: the slot library's function (cg_real's), when every PLT caller
  * reaches it; cg_plt_plain[s][h]: another definition every PLT caller reaches
  * (a framework's stub, or anything while not tracing), forwarded untouched.
@@ -330,7 +354,29 @@ void *cg_bind_lookup(const void *caller, const char *name, const char *ver);
 void cg_bind_after_load(void); /* a dlopen added objects */
 void cg_bind_reset(void);      /* a dlclose, or tracing started */
 
-/* ---- crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
+/* ---- loader/libs.c: the CUDA-family libraries seen (the table itself: loader/libs.h) */
+int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
+bool cg_lib_is_traced_name(const char *path);
+/* Is this caller one of the traced CUDA-family libraries? family or -1 */
+int cg_caller_family(const void *caller);
+void cg_libs_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
+void cg_libs_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
+void cg_libs_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
+void cg_libs_check_replaced(const char *when);
+const char *cg_libs_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
+/* "caller" (the object holding this return address, "(main program)",
+ * or null) and "caller_offset" into an event. */
+void cg_ev_caller(struct cg_ev *e, const void *caller);
+
+/* ---- loader/nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
+bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
+
+/* ---- loader/versions.c: versions and compatibility verdicts */
+void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
+void cg_versions_verdicts(const char *when);
+int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
+
+/* ---- loader/crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
 void cg_crash_install(void);
 void cg_crash_after_fork(void);
 void cg_crash_after_load(void); /* a dlopen added objects: an unwinder may have arrived (auto) */
@@ -340,44 +386,22 @@ const char *cg_crash_unwinder(void); /* "libunwind", "glibc" or "none" */
 const char *cg_loading_enter(const char *name);
 void cg_loading_leave(const char *prev);
 
-/* ---- objsnap.c: a copy of the link map that signal handlers can read */
-void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
-void cg_objsnap_after_fork(void);
-bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
-/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
-int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
-bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
-uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
 
-/* ---- loader.c: library loads and symbol lookups */
-int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
-bool cg_lib_is_traced_name(const char *path);
-void cg_loader_scan(const char *reason); /* record objects mapped since the last scan (at start: all complete) */
-void cg_loader_scan_opened(const char *reason, const void *opened_dyn); /* after the shim's own dlopen */
-/* nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
-bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
-void cg_loader_scan_exit(void);          /* at exit: objects not yet recorded, without calling into them */
-void cg_loader_check_replaced(const char *when);
-/* Maps a real function address of a traced library to our entry (or returns it). */
-void *cg_loader_wrap(const char *name, void *real, const void *caller, const char *route);
-const char *cg_loader_primary(char *out, size_t cap); /* "libcudnn.so.9 9.19.0 (/path)" or "" */
-
-/* ---- versions.c: versions and compatibility verdicts */
-void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
-void cg_versions_verdicts(const char *when);
-int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
-
-/* ---- drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
-/* > 0 while the shim itself calls the driver on this thread: the messages
- * those calls cause are counted, not written */
+/* ---- cuda/gpuinfo.c: > 0 while the shim itself calls the driver on this thread:
+ * the messages those calls cause are counted, not written (drvlog.c) */
 extern __thread int cg_drvlog_mute;
-/* libs.c, when a libcuda.so.1 is recorded: registers the callback with that
- * copy; returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+/* ---- cuda/drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* When a libcuda.so.1 is recorded (libs.c calls it through the pointer the
+ * lifecycle hands cg_libs_init): registers the callback with that copy;
+ * returns its lib event's "driver_log" ("registered", "unavailable", ...) */
 const char *cg_drvlog_on_load(const struct cg_obj *o);
 void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
 void cg_drvlog_after_fork(void);
 
-/* ---- graph_report.c: the graph (backend) API layer at exit */
+/* ---- graph/graph_report.c: the graph (backend) API layer at exit */
 void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
 void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */
+
+/* ---- shim.c (top): the lifecycle */
+void cg_shim_init(void);
 #endif

@@ -2,7 +2,7 @@
  *
  * For each hook and each slot of its family this file defines two entry
  * functions: one exported under the slot's symbol version (PLT route), one
- * handed out by dlsym/cuGetProcAddress (loader.c).  They only count and
+ * handed out by dlsym/cuGetProcAddress (routes.c).  They only count and
  * forward: the wrapper cg_w_<name> in the concern's file does the rest.
  *
  * Why non-default versions (cudnnCreate@libcudnn.so.9, one '@'): a program
@@ -11,30 +11,8 @@
  * bind to the real one, and an unversioned dlsym(RTLD_DEFAULT, "cudnnCreate")
  * never sees us at all, as if the shim were not there.  libcuda.so.1 has no
  * symbol versions, so the driver's names are exported plainly. */
-#include <errno.h>
-
 #include "cg.h"
 
-const struct cg_slot_info cg_slots[CG_NSLOTS] = {
-    [CG_SLOT_CUDNN9] = {"libcudnn.so.9", "libcudnn.so.9", CG_FAM_CUDNN},
-    [CG_SLOT_CUDNN8] = {"libcudnn.so.8", "libcudnn.so.8", CG_FAM_CUDNN},
-    [CG_SLOT_CUDART13] = {"libcudart.so.13", "libcudart.so.13", CG_FAM_CUDART},
-    [CG_SLOT_CUDART12] = {"libcudart.so.12", "libcudart.so.12", CG_FAM_CUDART},
-    [CG_SLOT_CUDART11] = {"libcudart.so.11.0", "libcudart.so.11.0", CG_FAM_CUDART},
-    [CG_SLOT_DRV] = {"libcuda.so.1", NULL, CG_FAM_DRV},
-};
-
-const struct cg_hook_info cg_hooks[CG_NHOOKS] = {
-#define CG_HOOK(fam, ret, name, params, args) [CG_H_##name] = {#name, CG_FAM_##fam},
-#define CG_HOOK_PLAIN CG_HOOK
-#include "hooks.def"
-#undef CG_HOOK
-#undef CG_HOOK_PLAIN
-};
-
-_Atomic(void *) cg_real[CG_NSLOTS][CG_NHOOKS];
-_Atomic uint32_t cg_real_gen;
-struct cg_counter cg_count[CG_NHOOKS];
 
 /* A handed-out entry whose library has gone (unloaded under the program's
  * feet) fails the way the library itself fails when it is missing. */
@@ -193,26 +171,12 @@ struct cg_counter cg_count[CG_NHOOKS];
     {                                                                                                          \
         ret r = real args;                                                                                     \
         if (CG_UNLIKELY(r != 0))                                                                               \
-            cg_hook_failed(CG_H_##name, (long long)r);                                                        \
+            cg_failed_call(CG_H_##name, (long long)r);                                                       \
         return r;                                                                                              \
     }
 #include "hooks.def"
 #undef CG_HOOK
 #undef CG_HOOK_PLAIN
-
-void cg_hook_failed(int hook, long long status)
-{
-    int saved = errno;
-    char b[1024];
-    struct cg_ev e;
-    atomic_fetch_add_explicit(&cg_count[hook].fails, 1, memory_order_relaxed);
-    cg_note_failure();
-    cg_ev_begin(&e, b, sizeof b, "call_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
-    cg_ev_i64(&e, "status", status);
-    cg_ev_end(&e);
-    errno = saved;
-}
 
 /* The table dlsym and cuGetProcAddress hand out: the handed-out entries. */
 #define CG_EREF_CUDNN(name)                                                                                    \

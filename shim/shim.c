@@ -22,17 +22,12 @@
 #include <unistd.h>
 
 #include "cg.h"
-#include "codeimage.h"
-#include "fallback.h"
-#include "gpuinfo.h"
-#include "libs.h"
+#include "cuda/codeimage.h"
+#include "fallback/fallback.h"
+#include "cuda/gpuinfo.h"
+#include "loader/libs.h"
 
 extern char **environ;
-struct cg_state cg = {.fd = -1};
-static _Atomic uint64_t failures;
-
-void cg_note_failure(void) { atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed); }
-
 static void sanitize(char *s)
 {
     for (; *s; s++)
@@ -370,7 +365,7 @@ static void after_fork_child(void)
     cg_gpumem_after_fork();
     cg_drvlog_after_fork();
     cg_codeload_after_fork();
-    atomic_store(&failures, 0);
+    cg_failures_reset();
     cg_trace_open_lazily(lazy_open);
 }
 
@@ -401,15 +396,16 @@ void cg_shim_init(void)
         errno = saved;
         return;
     }
-    cg_libs_init();
+    cg_libs_init(cg_drvlog_on_load);
     atomic_store(&cg.traced, true);
     cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
+    cg_bind_reset(); /* the PLT answers kept while not tracing are plain forwards */
     cg_real_promote();
     cg_crash_install();
     /* the file comes with the first event (a CUDA library mapped now is one) */
     cg_trace_open_lazily(lazy_open);
     cg_atfork(NULL, NULL, after_fork_child);
-    cg_loader_scan("(startup)");
+    cg_libs_scan("(startup)");
     errno = saved;
 }
 
@@ -432,9 +428,9 @@ __attribute__((destructor)) static void cg_dtor(void)
 {
     if (!atomic_load(&cg.traced) || cg.pid != getpid())
         return;
-    cg_loader_scan_exit();
+    cg_libs_scan_exit();
     cg_versions_verdicts("exit");
-    cg_loader_check_replaced("exit");
+    cg_libs_check_replaced("exit");
     cg_libs_unresolved_events();
     cg_graph_exit_events();
     /* nothing happened that a report could use: no file at all */
@@ -445,7 +441,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
-    uint64_t fails = atomic_load(&failures) + (uint64_t)unresolved;
+    uint64_t fails = cg_failures() + (uint64_t)unresolved;
     char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "exit");
@@ -487,7 +483,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     if (nlib == 0) {
         n = cg_strlcpy(line, "convguard: no CUDA library was loaded: this program ran on the CPU; trace ", sizeof line);
     } else {
-        cg_loader_primary(primary, sizeof primary);
+        cg_libs_primary(primary, sizeof primary);
         n = cg_strlcpy(line, "convguard: ", sizeof line);
         n += cg_strlcpy(line + n, primary, sizeof line - n);
         char d[24];

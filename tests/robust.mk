@@ -88,7 +88,7 @@ SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 # the ELF reader) are therefore built without the memory instrumentation
 # (UBSan still on); everything else is instrumented.  No LTO there: GCC
 # instruments at link time, which would undo the per-file choice.
-SAN_PLAIN := real.o elf.o loader.o objsnap.o forkgate.o
+SAN_PLAIN := loader/dl.o loader/real.o loader/elf.o routes.o loader/objsnap.o core/forkgate.o
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
@@ -109,7 +109,7 @@ check-tsan:
 	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
 	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    bash tests/preload/t_threads.sh
-# the pointer table (shim/gpumem.c) under 8 threads freeing and re-allocating the same addresses
+# the pointer table (shim/cuda/gpumem.c) under 8 threads freeing and re-allocating the same addresses
 	for m in churn_mt churn_hot; do rm -rf build-tsan/churn && mkdir -p build-tsan/churn && \
 	    CGTEST_FREE_YIELD=1 CONVGUARD_DIR=build-tsan/churn TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \
 	    LD_LIBRARY_PATH=build-tsan/doubles/cuda LD_PRELOAD=$(CURDIR)/build-tsan/libconvguard.so \
@@ -132,12 +132,12 @@ FUZZ_SECONDS ?= 120
 FZ           := build-fuzz
 FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan)
 fuzz: $(FUZZ_TARGETS)
-$(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c $(SHIM_HDR)
+$(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/config.c shim/fmt.c
-$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/trace.c shim/fmt.c shim/config.c $(SHIM_HDR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c
+$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/core/trace.c shim/core/fmt.c shim/core/config.c $(SHIM_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/trace.c shim/fmt.c shim/config.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/core/trace.c shim/core/fmt.c shim/core/config.c
 # the CLI's reader, analysis and JSON report: every tools/*.c but the main program
 FUZZ_TOOLS := $(filter-out tools/convguard.c,$(TOOLS_SRC))
 $(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(TOOLS_HDR)
@@ -160,6 +160,6 @@ fuzz-run: fuzz
 	done
 
 # the trace builder's edges, linked straight from the shim's objects
-$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/trace.o $(BUILD)/shim/fmt.o $(BUILD)/shim/config.o
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o
 	@mkdir -p $(@D)
 	$(CC) $(RB_CFLAGS) -o $@ $^

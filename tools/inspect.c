@@ -226,10 +226,11 @@ static bool wheel_version(const char *rpath, const char *prefix, long long size,
 /* cuDNN's parts carry their version as data: bytes patch, minor, major */
 static long long cudnn_data_version(const struct elf_file *e)
 {
-    static const char *const names[] = {"cudnn_graph_version",     "cudnn_ops_infer_version", "cudnn_cnn_infer_version",
-                                        "cudnn_adv_infer_version", "cudnn_ops_version",       "cudnn_cnn_version",
-                                        "cudnn_adv_version",       "cudnn_ops_train_version", "cudnn_cnn_train_version",
-                                        "cudnn_adv_train_version"};
+    static const char *const names[] = {
+#define CG_CUDNN_VERSION_DATA(sym, shim) #sym,
+#include "cudnn_versions.def" /* the shim's table too (shim/) */
+#undef CG_CUDNN_VERSION_DATA
+    };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t sz = 0;
         const unsigned char *v = elf_file_sym(e, names[i], &sz);

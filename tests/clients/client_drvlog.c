@@ -1,6 +1,6 @@
 /* client_drvlog.c - GPU code the GPU cannot run, as cudart and the frameworks
  * load it (the driver API through dlopen + dlsym), for the driver's log
- * (shim/drvlog.c) and the code images (shim/codeimage.c).
+ * (shim/cuda/drvlog.c) and the code images (shim/cuda/codeimage.c).
  *   client_drvlog arch     cuLibraryLoadData of a fatbinary with only sm_80
  *                          machine code (loads: lazy loading), then
  *                          cuLibraryGetKernel (209, a call with no hook)

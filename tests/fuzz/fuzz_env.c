@@ -1,4 +1,4 @@
-/* fuzz_env.c - libFuzzer target for the settings parser (shim/config.c).
+/* fuzz_env.c - libFuzzer target for the settings parser (shim/core/config.c).
  *
  * The input is split at NUL bytes into environment entries (mostly
  * CONVGUARD_* names, to reach every option); cg_config_load must never

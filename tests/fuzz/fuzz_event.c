@@ -1,4 +1,4 @@
-/* fuzz_event.c - libFuzzer target for the trace builder (shim/trace.c).
+/* fuzz_event.c - libFuzzer target for the trace builder (shim/core/trace.c).
  *
  * The input is a program for the builder: a buffer size, an event name, then
  * operations (strings of any bytes, numbers, booleans, hex, nested arrays and

@@ -703,7 +703,7 @@ PYEOF
         kill "$HOG" 2>/dev/null; wait "$HOG" 2>/dev/null
         ;;
     driverlog)
-        # The CUDA driver's own error log (issue 19, shim/drvlog.c, codeimage.c): code built for
+        # The CUDA driver's own error log (issue 19, shim/cuda/drvlog.c, codeimage.c): code built for
         # sm_80 only (static and shared cudart; lazy and eager loading) and PTX of a newer ISA loaded
         # through cuModuleLoadData must leave the driver's words in the trace and a report naming the
         # architecture or toolkit mismatch; code for this GPU, PyTorch and JAX runs that work must

@@ -1,4 +1,4 @@
-# t_dlsym_filter.sh - dlsym's name filters (issue 8, shim/loader.c): every
+# t_dlsym_filter.sh - dlsym's name filters (issue 8, shim/routes.c): every
 # hooked name in shim/hooks.def is still handed out wrapped, and every other
 # name gets exactly what it gets without the shim (address, dlerror text,
 # errno).  The names: the real cuDNN, cudart and driver exports where a CUDA

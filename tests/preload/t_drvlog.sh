@@ -1,6 +1,6 @@
 # t_drvlog.sh - the CUDA driver's own error messages (Error Log Management, CUDA 12.9+) in the
-# trace: the shim registers one callback with the host's libcuda (shim/drvlog.c) and describes the
-# code images handed to the load calls (shim/codeimage.c).  Measured on the H200: code with only
+# trace: the shim registers one callback with the host's libcuda (shim/cuda/drvlog.c) and describes the
+# code images handed to the load calls (shim/cuda/codeimage.c).  Measured on the H200: code with only
 # sm_80 machine code loads (lazy loading) and fails at cuLibraryGetKernel (209), a call with no
 # hook; the driver says so in words.  The libcuda double logs its failures the same way
 # (tests/doubles/README.md); build/doubles/cuda-nolog is a driver without the API.

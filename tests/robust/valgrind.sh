@@ -31,9 +31,9 @@ vg() {
         "$@" >"$out.shim.out" 2>&1; true) 2>/dev/null
     local a b
     a=$(errors "$out.plain") b=$(errors "$out.shim")
-    if [ -z "$b" ] || [ "${b:-x}" != "${a:-y}" ] || cat "$out".shim.*.log | grep -qE '\(shim/[a-z_]+\.[cS]:[0-9]+\)'; then
+    if [ -z "$b" ] || [ "${b:-x}" != "${a:-y}" ] || cat "$out".shim.*.log | grep -qE '\(shim/([a-z_]+/)?[a-z_0-9]+\.[cS]:[0-9]+\)'; then
         echo "FAIL $name: memcheck errors without the shim ${a:-?}, with it ${b:-?} (logs $out.*.log)"
-        cat "$out".shim.*.log | grep -E 'shim/[a-z_]+\.[cS]:' | head -5
+        cat "$out".shim.*.log | grep -E 'shim/([a-z_]+/)?[a-z_0-9]+\.[cS]:' | head -5
         fails=$((fails + 1))
     else
         echo "ok   $name: $b memcheck errors with the shim, as without it"

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fallback.h"
+#include "fallback/fallback.h"
 
 struct cg_state cg = {.fd = -1};
 static int bad;
