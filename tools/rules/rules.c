@@ -182,11 +182,10 @@ static const char *provider_of(const char *dep)
     return NULL;
 }
 
-static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
+/* {major} and {cu}: the major version of the library asked for, of CUDA */
+static void major_facts(struct trace *t, json_t *ev, json_t *vars)
 {
-    const char *name = jstr(ev, "name", "?"), *err = jstr(ev, "error", "");
-    const char *base = base_name(name);
-    const char *so = strstr(base, ".so.");
+    const char *so = strstr(base_name(jstr(ev, "name", "?")), ".so.");
     char major[16] = "?";
     /* the major version: from the name asked, else from the asker (libcudnn.so.9 asking libcudnn_cnn.so) */
     const char *caller_so = strstr(base_name(jstr(ev, "caller", "")), ".so.");
@@ -197,38 +196,146 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     set_str(vars, "major", major);
     long long cu = cuda_major(t);
     set_int(vars, "cu", cu);
+}
 
+/* what the loader's candidates say of the file asked for: the folders
+ * searched, other files found there, the very file in folders not searched */
+struct candidates_seen {
+    struct sbuf searched, elsewhere, unsearched;
+    const char *unsearched_dir, *unsearched_src;
+};
+
+static void candidate_files(json_t *c, const char *base, bool not_searched, struct candidates_seen *cs)
+{
+    json_t *files = jget(c, "files");
+    for (size_t k = 0; k < json_array_size(files); k++) {
+        json_t *f = json_array_get(files, k);
+        const char *fn = jstr(f, "name", "");
+        const char *path = jstr(f, "path", NULL);
+        char *full = path ? xstrdup(path) : xasprintf("%s/%s", jstr(c, "dir", "?"), fn);
+        if (not_searched && strcmp(fn, base) == 0) {
+            /* the very file, in a folder the loader does not search for this caller */
+            if (!cs->unsearched_dir)
+                cs->unsearched_dir = jstr(c, "dir", NULL), cs->unsearched_src = jstr(c, "source", "?");
+            if (cs->unsearched.len < 300)
+                sb_printf(&cs->unsearched, "%s%s", cs->unsearched.len ? ", " : "", full);
+        } else if (strcmp(fn, base) != 0 && cs->elsewhere.len <= 300 &&
+                   (!cs->elsewhere.len || !strstr(cs->elsewhere.s, full))) {
+            sb_printf(&cs->elsewhere, "%s%s", cs->elsewhere.len ? ", " : "; found instead: ", full);
+        }
+        free(full);
+    }
+}
+
+static void scan_candidates(json_t *ev, const char *base, struct candidates_seen *cs)
+{
     json_t *cand = jget(ev, "candidates");
-    struct sbuf searched = {0}, elsewhere = {0}, unsearched = {0};
     int shown = 0;
-    const char *unsearched_dir = NULL, *unsearched_src = NULL;
     for (size_t i = 0; i < json_array_size(cand); i++) {
         json_t *c = json_array_get(cand, i);
         if (jtrue(c, "missing"))
             continue;
         bool not_searched = json_is_false(jget(c, "searched"));
         if (!not_searched && shown++ < 5)
-            sb_printf(&searched, "%s%s (%s)", searched.len ? ", " : "", jstr(c, "dir", "?"), jstr(c, "source", "?"));
-        json_t *files = jget(c, "files");
-        for (size_t k = 0; k < json_array_size(files); k++) {
-            json_t *f = json_array_get(files, k);
-            const char *fn = jstr(f, "name", "");
-            const char *path = jstr(f, "path", NULL);
-            char *full = path ? xstrdup(path) : xasprintf("%s/%s", jstr(c, "dir", "?"), fn);
-            if (not_searched && strcmp(fn, base) == 0) {
-                /* the very file, in a folder the loader does not search for this caller */
-                if (!unsearched_dir)
-                    unsearched_dir = jstr(c, "dir", NULL), unsearched_src = jstr(c, "source", "?");
-                if (unsearched.len < 300)
-                    sb_printf(&unsearched, "%s%s", unsearched.len ? ", " : "", full);
-            } else if (strcmp(fn, base) != 0 && elsewhere.len <= 300 && (!elsewhere.len || !strstr(elsewhere.s, full))) {
-                sb_printf(&elsewhere, "%s%s", elsewhere.len ? ", " : "; found instead: ", full);
-            }
-            free(full);
-        }
+            sb_printf(&cs->searched, "%s%s (%s)", cs->searched.len ? ", " : "", jstr(c, "dir", "?"),
+                      jstr(c, "source", "?"));
+        candidate_files(c, base, not_searched, cs);
     }
     if (shown > 5)
-        sb_printf(&searched, " and %d more", shown - 5);
+        sb_printf(&cs->searched, " and %d more", shown - 5);
+}
+
+/* absent from the folders searched, present in one not searched for this caller */
+static void absent_unsearched_facts(json_t *ev, struct candidates_seen *cs, const char *caller, json_t *vars)
+{
+    bool own = strcmp(cs->unsearched_src, "caller_dir") == 0;
+    const char *rp = jstr(ev, "caller_runpath", jstr(ev, "caller_rpath", NULL));
+    const char *searched = cs->searched.len ? cs->searched.s : "?";
+    if (own)
+        set_own(vars, "why", xasprintf("is in %s's own folder (%s), which the loader does not search for it: %s "
+                                       "has %s (searched: %s)",
+                                       base_name(caller), cs->unsearched_dir, base_name(caller),
+                                       rp ? "a RUNPATH without $ORIGIN" : "no RUNPATH", searched));
+    else
+        set_own(vars, "why", xasprintf("is in %s (a pip wheel's folder), which is not on this library's search "
+                                       "path (searched: %s)",
+                                       cs->unsearched_dir, searched));
+    set_own(vars, "file_fix",
+            own ? xasprintf("add %s to LD_LIBRARY_PATH (or give %s a RUNPATH: `patchelf --set-rpath '$ORIGIN' "
+                            "%s`); otherwise ",
+                            cs->unsearched_dir, base_name(caller), caller)
+                : xasprintf("add it to the search path: `export LD_LIBRARY_PATH=%s:$LD_LIBRARY_PATH`; otherwise ",
+                            cs->unsearched_dir));
+}
+
+/* absent from every folder; an unversioned name asked, versioned files present: a missing link */
+static void absent_facts(const char *base, struct candidates_seen *cs, const char *caller, json_t *vars)
+{
+    set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", cs->searched.len ? cs->searched.s : "?"));
+    if (!strstr(base, ".so.") && cs->elsewhere.len && strstr(base, ".so")) {
+        const char *list = cs->elsewhere.s + strlen("; found instead: ");
+        char first[4096], dd[4096];
+        snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
+        set_own(vars, "file_fix", xasprintf("%s asks for the unversioned name %s, which only a development "
+                                            "package links: `ln -s %s %s/%s`; otherwise ",
+                                            base_name(caller), base, first, dir_name(first, dd, sizeof dd), base));
+    }
+}
+
+/* the file is there, a library it needs is not */
+static void dependency_absent_facts(json_t *ev, const char *named, json_t *vars)
+{
+    const char *prov = provider_of(named);
+    set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %s", named));
+    char *pv = prov ? expand(prov, vars, ev) : NULL;
+    set_own(vars, "dep_fix", pv ? xasprintf("; %s is %s", named, pv)
+                                : xasprintf("; make %s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
+                                            named));
+    if (pv) {
+        set_own(vars, "file_fix", xasprintf("install %s: %s; otherwise ", named, pv));
+        set_str(vars, "dep_fix", "");
+    }
+    free(pv);
+}
+
+/* the file is there and the loader refused it: it is the cause */
+static void refused_facts(struct trace *t, json_t *ev, const char *kind, const char *named, json_t *vars)
+{
+    static const struct {
+        const char *kind, *what;
+    } says[] = {{"too_short", "it is empty or truncated"},
+                {"bad_elf", "it is not a shared library (damaged, or a text file)"},
+                {"wrong_class", "it is built for another architecture (32-bit, or another CPU)"},
+                {"undefined_symbol", "it is from another build than the libraries it is loaded with"},
+                {"version_not_found", "it was built for a newer C library (glibc) than this system's"},
+                {"permission", "the user cannot read it"}};
+    const char *what = "the loader refused it";
+    for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
+        if (strcmp(kind, says[i].kind) == 0)
+            what = says[i].what;
+    const char *err = jstr(ev, "error", "");
+    const char *file = *named && strchr(named, '/') ? named : jstr(ev, "name", "?");
+    long long size = jint(ev, "error_file_size", -1);
+    char sz[32], dd[4096];
+    const char *colon = strstr(err, ": ");
+    set_own(vars, "why", xasprintf("was found, but the loader refused %s%s%s%s: \"%s\" (%s)", file,
+                                   size >= 0 ? " (" : "", size >= 0 ? fmt_size(size, sz, sizeof sz) : "",
+                                   size >= 0 ? ")" : "", colon ? colon + 2 : err, what));
+    const char *dir = dir_name(file, dd, sizeof dd);
+    if (strchr(file, '/') && dir_in_path_list(dir, llp_of(t)))
+        set_own(vars, "file_fix", xasprintf("take %s out of LD_LIBRARY_PATH (it holds %s, found before the good "
+                                            "copy), or remove or replace that file; otherwise ",
+                                            dir, base_name(file)));
+    else
+        set_own(vars, "file_fix", xasprintf("remove or replace %s (%s); otherwise ", file, what));
+}
+
+static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
+{
+    const char *base = base_name(jstr(ev, "name", "?"));
+    major_facts(t, ev, vars);
+    struct candidates_seen cs = {0};
+    scan_candidates(ev, base, &cs);
     const char *named;
     char nbuf[1024];
     const char *kind = load_error_kind(ev, &named, nbuf, sizeof nbuf);
@@ -236,82 +343,19 @@ static void add_load_facts(struct trace *t, json_t *ev, json_t *vars)
     set_str(vars, "file_fix", "");
     const char *caller = jstr(ev, "caller", "(main program)");
     char d[4096];
-    if (strcmp(kind, "absent") == 0 && unsearched_dir) {
-        bool own = strcmp(unsearched_src, "caller_dir") == 0;
-        const char *rp = jstr(ev, "caller_runpath", jstr(ev, "caller_rpath", NULL));
-        if (own)
-            set_own(vars, "why", xasprintf("is in %s's own folder (%s), which the loader does not search for it: %s "
-                                           "has %s (searched: %s)",
-                                           base_name(caller), unsearched_dir, base_name(caller),
-                                           rp ? "a RUNPATH without $ORIGIN" : "no RUNPATH",
-                                           searched.len ? searched.s : "?"));
-        else
-            set_own(vars, "why", xasprintf("is in %s (a pip wheel's folder), which is not on this library's search "
-                                           "path (searched: %s)",
-                                           unsearched_dir, searched.len ? searched.s : "?"));
-        set_own(vars, "file_fix",
-                own ? xasprintf("add %s to LD_LIBRARY_PATH (or give %s a RUNPATH: `patchelf --set-rpath '$ORIGIN' "
-                                "%s`); otherwise ",
-                                unsearched_dir, base_name(caller), caller)
-                    : xasprintf("add it to the search path: `export LD_LIBRARY_PATH=%s:$LD_LIBRARY_PATH`; otherwise ",
-                                unsearched_dir));
-    } else if (strcmp(kind, "absent") == 0) {
-        set_own(vars, "why", xasprintf("is in no folder the loader searched (%s)", searched.len ? searched.s : "?"));
-        /* an unversioned name asked, versioned files present: a missing link */
-        if (!so && elsewhere.len && strstr(base, ".so")) {
-            const char *list = elsewhere.s + strlen("; found instead: ");
-            char first[4096], dd[4096];
-            snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
-            set_own(vars, "file_fix", xasprintf("%s asks for the unversioned name %s, which only a development "
-                                                "package links: `ln -s %s %s/%s`; otherwise ",
-                                                base_name(caller), base, first, dir_name(first, dd, sizeof dd), base));
-        }
-    } else if (strcmp(kind, "dependency_absent") == 0) {
-        const char *prov = provider_of(named);
-        set_own(vars, "why", xasprintf("is there, but a library it needs is missing: %s", named));
-        char *pv = prov ? expand(prov, vars, ev) : NULL;
-        set_own(vars, "dep_fix", pv ? xasprintf("; %s is %s", named, pv)
-                                    : xasprintf("; make %s loadable (install it, or add its folder to LD_LIBRARY_PATH)",
-                                                named));
-        if (pv) {
-            set_own(vars, "file_fix", xasprintf("install %s: %s; otherwise ", named, pv));
-            set_str(vars, "dep_fix", "");
-        }
-        free(pv);
-    } else {
-        /* the file is there and the loader refused it: it is the cause */
-        static const struct {
-            const char *kind, *what;
-        } says[] = {{"too_short", "it is empty or truncated"},
-                    {"bad_elf", "it is not a shared library (damaged, or a text file)"},
-                    {"wrong_class", "it is built for another architecture (32-bit, or another CPU)"},
-                    {"undefined_symbol", "it is from another build than the libraries it is loaded with"},
-                    {"version_not_found", "it was built for a newer C library (glibc) than this system's"},
-                    {"permission", "the user cannot read it"}};
-        const char *what = "the loader refused it";
-        for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
-            if (strcmp(kind, says[i].kind) == 0)
-                what = says[i].what;
-        const char *file = *named && strchr(named, '/') ? named : name;
-        long long size = jint(ev, "error_file_size", -1);
-        char sz[32], dd[4096];
-        const char *colon = strstr(err, ": ");
-        set_own(vars, "why", xasprintf("was found, but the loader refused %s%s%s%s: \"%s\" (%s)", file,
-                                       size >= 0 ? " (" : "", size >= 0 ? fmt_size(size, sz, sizeof sz) : "",
-                                       size >= 0 ? ")" : "", colon ? colon + 2 : err, what));
-        const char *dir = dir_name(file, dd, sizeof dd);
-        if (strchr(file, '/') && dir_in_path_list(dir, llp_of(t)))
-            set_own(vars, "file_fix", xasprintf("take %s out of LD_LIBRARY_PATH (it holds %s, found before the good "
-                                                "copy), or remove or replace that file; otherwise ",
-                                                dir, base_name(file)));
-        else
-            set_own(vars, "file_fix", xasprintf("remove or replace %s (%s); otherwise ", file, what));
-    }
-    if (unsearched.len && strcmp(kind, "absent") != 0)
-        sb_printf(&elsewhere, "%s%s", elsewhere.len ? ", " : "; found instead: ", unsearched.s);
-    free(sb_take(&searched));
-    free(sb_take(&unsearched));
-    set_own(vars, "elsewhere", sb_take(&elsewhere));
+    if (strcmp(kind, "absent") == 0 && cs.unsearched_dir)
+        absent_unsearched_facts(ev, &cs, caller, vars);
+    else if (strcmp(kind, "absent") == 0)
+        absent_facts(base, &cs, caller, vars);
+    else if (strcmp(kind, "dependency_absent") == 0)
+        dependency_absent_facts(ev, named, vars);
+    else
+        refused_facts(t, ev, kind, named, vars);
+    if (cs.unsearched.len && strcmp(kind, "absent") != 0)
+        sb_printf(&cs.elsewhere, "%s%s", cs.elsewhere.len ? ", " : "; found instead: ", cs.unsearched.s);
+    free(sb_take(&cs.searched));
+    free(sb_take(&cs.unsearched));
+    set_own(vars, "elsewhere", sb_take(&cs.elsewhere));
     set_str(vars, "caller_base", base_name(caller));
     set_str(vars, "caller_dir", dir_name(caller, d, sizeof d));
     set_own(vars, "asked_by", strcmp(caller, "(main program)") ? xasprintf(" (asked for by %s)", base_name(caller))
