@@ -866,6 +866,69 @@ static int usage(FILE *o, int rc)
     return rc;
 }
 
+/* ARG as a process id: a whole number from 1 to the kernel's largest */
+static bool parse_pid(const char *arg, long long *pid)
+{
+    char *end = NULL;
+    errno = 0;
+    *pid = strtoll(arg, &end, 10);
+    bool digits = *arg && strspn(arg, "0123456789") == strlen(arg);
+    return digits && !errno && *pid > 0 && *pid <= 4194304;
+}
+
+static void proc_free(struct proc *p)
+{
+    json_decref(p->libs), json_decref(p->frameworks), json_decref(p->shim), json_decref(p->env), json_decref(p->argv);
+    json_decref(p->gpu);
+    free(p->exe), free(p->cwd);
+}
+
+/* all that is read of the running process; 0, or the exit code (told) */
+static int read_process(struct proc *p, const char *me)
+{
+    long long pid = p->pid;
+    char *root = proc_link(pid, "root");
+    if (root && strcmp(root, "/") != 0)
+        snprintf(p->root, sizeof p->root, "/proc/%lld/root", pid);
+    free(root);
+    int rc = read_maps(p, me);
+    if (rc)
+        return rc;
+    p->uid = proc_status_field(pid, "Uid:");
+    read_env(p);
+    read_argv(p);
+    p->exe = proc_link(pid, "exe");
+    p->cwd = proc_link(pid, "cwd");
+    if (proc_gone(pid)) {
+        fprintf(stderr, "%s: process %lld exited while it was being read\n", me, pid);
+        proc_free(p);
+        return INSPECT_NO_PROCESS;
+    }
+    find_trace(p);
+    read_gpu(p);
+    return 0;
+}
+
+/* the snapshot as a trace set of one process, for analyse() */
+static void snapshot_set(struct proc *p, struct trace_set *s)
+{
+    struct utsname u;
+    char host[256];
+    snprintf(host, sizeof host, "%s", uname(&u) == 0 ? u.nodename : "host");
+    *s = (struct trace_set){0};
+    s->t = calloc(1, sizeof *s->t);
+    s->n = s->cap = 1;
+    s->unreadable = json_array();
+    struct trace *t = &s->t[0];
+    t->file = xasprintf("/proc/%lld", p->pid);
+    t->events = snapshot_events(p, host);
+    t->start = json_array_get(t->events, 0);
+    t->exit = json_array_get(t->events, json_array_size(t->events) - 1);
+    t->pid = p->pid, t->ppid = jint(t->start, "ppid", -1), t->forked_from = -1, t->rank = -1;
+    t->host = jstr(t->start, "host", "?");
+    t->parent = -1;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
@@ -885,52 +948,18 @@ int cmd_inspect(int argc, char **argv)
     if (optind != argc - 1)
         return usage(stderr, INSPECT_USAGE);
     const char *arg = argv[optind];
-    char *end = NULL;
-    errno = 0;
-    long long pid = strtoll(arg, &end, 10);
-    bool digits = *arg && strspn(arg, "0123456789") == strlen(arg);
-    if (!digits || errno || pid <= 0 || pid > 4194304) {
+    long long pid;
+    if (!parse_pid(arg, &pid)) {
         fprintf(stderr, "%s: '%s' is not a process id (a whole number from 1, as `pgrep -f train.py` or "
                         "`nvidia-smi` print)\n", me, arg);
         return INSPECT_NOT_A_PID;
     }
     struct proc p = {.pid = pid};
-    char *root = proc_link(pid, "root");
-    if (root && strcmp(root, "/") != 0)
-        snprintf(p.root, sizeof p.root, "/proc/%lld/root", pid);
-    free(root);
-    int rc = read_maps(&p, me);
+    int rc = read_process(&p, me);
     if (rc)
         return rc;
-    p.uid = proc_status_field(pid, "Uid:");
-    read_env(&p);
-    read_argv(&p);
-    p.exe = proc_link(pid, "exe");
-    p.cwd = proc_link(pid, "cwd");
-    if (proc_gone(pid)) {
-        fprintf(stderr, "%s: process %lld exited while it was being read\n", me, pid);
-        json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
-        free(p.exe), free(p.cwd);
-        return INSPECT_NO_PROCESS;
-    }
-    find_trace(&p);
-    read_gpu(&p);
-
-    struct utsname u;
-    char host[256];
-    snprintf(host, sizeof host, "%s", uname(&u) == 0 ? u.nodename : "host");
-    struct trace_set s = {0};
-    s.t = calloc(1, sizeof *s.t);
-    s.n = s.cap = 1;
-    s.unreadable = json_array();
-    struct trace *t = &s.t[0];
-    t->file = xasprintf("/proc/%lld", pid);
-    t->events = snapshot_events(&p, host);
-    t->start = json_array_get(t->events, 0);
-    t->exit = json_array_get(t->events, json_array_size(t->events) - 1);
-    t->pid = pid, t->ppid = jint(t->start, "ppid", -1), t->forked_from = -1, t->rank = -1;
-    t->host = jstr(t->start, "host", "?");
-    t->parent = -1;
+    struct trace_set s;
+    snapshot_set(&p, &s);
     struct analysis *a = analyse(&s);
     rc = json_array_size(p.libs) == 0 ? INSPECT_NO_CUDA : analysis_problems(a) ? INSPECT_PROBLEMS : INSPECT_OK;
     if (as_json) {
@@ -950,8 +979,6 @@ int cmd_inspect(int argc, char **argv)
     }
     analysis_free(a);
     trace_set_free(&s);
-    json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
-    json_decref(p.gpu);
-    free(p.exe), free(p.cwd);
+    proc_free(&p);
     return rc;
 }
