@@ -16,6 +16,7 @@ A block after `=` is an initialiser (a table), and one after `struct`,
 """
 import os
 import re
+import signal
 import sys
 
 
@@ -117,4 +118,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
     sys.exit(main(sys.argv[1:]))
