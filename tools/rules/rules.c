@@ -67,6 +67,51 @@ static long long own_bytes(json_t *ev, long long own_pid)
 }
 
 /* ---- driver and device */
+/* a container started without the GPU: no device nodes, no libcuda mounted */
+static void container_facts(struct trace *t, json_t *vars)
+{
+    json_t *ct = jget(t->start, "container");
+    if (ct && !jtrue(ct, "nvidia_devices")) {
+        set_own(vars, "container_note",
+                xasprintf("; this process runs in a %s container that has no NVIDIA device nodes (/dev/nvidia*): "
+                          "the container was started without GPU access, or the host has no GPU",
+                          jstr(ct, "kind", "?")));
+        set_str(vars, "container_fix", "start the container with the GPU: `docker run --gpus all ...` (NVIDIA "
+                                       "Container Toolkit; Kubernetes: a `nvidia.com/gpu` resource limit); on the "
+                                       "host, ");
+        set_str(vars, "container_clause", "");
+    } else {
+        set_str(vars, "container_note", "");
+        set_str(vars, "container_fix", "");
+        set_str(vars, "container_clause", "; in a container add `--gpus all` (NVIDIA Container Toolkit)");
+    }
+}
+
+/* what the trace shows, in order: the failed call, the failed load, the
+ * runtime calls that answered "insufficient driver" */
+static char *no_driver_seen(struct trace *t, json_t *ev, json_t *drv)
+{
+    struct sbuf b = {0};
+    char *d = describe_event(ev);
+    sb_add(&b, d);
+    free(d);
+    if (drv && drv != ev) {
+        d = describe_event(drv);
+        sb_printf(&b, "; %s", d);
+        free(d);
+    }
+    int more = 0;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (e != ev && jint(e, "status", 0) == 35 && is_failure_event(t, i) && more++ < 3) {
+            d = describe_event(e);
+            sb_printf(&b, "; %s", d);
+            free(d);
+        }
+    }
+    return sb_take(&b);
+}
+
 bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
@@ -91,43 +136,8 @@ bool m_no_driver(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     const char *err = drv ? jstr(drv, "error", "?") : jstr(ev, "likely_cause.detail", "the driver is not loaded");
     const char *colon = drv ? strstr(err, ": ") : NULL;
     set_str(vars, "driver_error", colon ? colon + 2 : err);
-    /* a container started without the GPU: no device nodes, no libcuda mounted */
-    json_t *ct = jget(t->start, "container");
-    if (ct && !jtrue(ct, "nvidia_devices")) {
-        set_own(vars, "container_note",
-                xasprintf("; this process runs in a %s container that has no NVIDIA device nodes (/dev/nvidia*): "
-                          "the container was started without GPU access, or the host has no GPU",
-                          jstr(ct, "kind", "?")));
-        set_str(vars, "container_fix", "start the container with the GPU: `docker run --gpus all ...` (NVIDIA "
-                                       "Container Toolkit; Kubernetes: a `nvidia.com/gpu` resource limit); on the "
-                                       "host, ");
-        set_str(vars, "container_clause", "");
-    } else {
-        set_str(vars, "container_note", "");
-        set_str(vars, "container_fix", "");
-        set_str(vars, "container_clause", "; in a container add `--gpus all` (NVIDIA Container Toolkit)");
-    }
-    /* what the trace shows, in order: the failed call, the failed load, the
-     * runtime calls that answered "insufficient driver" */
-    struct sbuf b = {0};
-    char *d = describe_event(ev);
-    sb_add(&b, d);
-    free(d);
-    if (drv && drv != ev) {
-        d = describe_event(drv);
-        sb_printf(&b, "; %s", d);
-        free(d);
-    }
-    int more = 0;
-    for (size_t i = 0; i < json_array_size(t->events); i++) {
-        json_t *e = json_array_get(t->events, i);
-        if (e != ev && jint(e, "status", 0) == 35 && is_failure_event(t, i) && more++ < 3) {
-            d = describe_event(e);
-            sb_printf(&b, "; %s", d);
-            free(d);
-        }
-    }
-    set_own(vars, "seen", sb_take(&b));
+    container_facts(t, vars);
+    set_own(vars, "seen", no_driver_seen(t, ev, drv));
     return true;
 }
 
