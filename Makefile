@@ -77,7 +77,9 @@ demo: all doubles clients $(CGT_NVML)
 test-tf: all doubles
 	tests/tf/run.sh
 
-# the file-to-file call graph of shim/ and tools/ (tests/arch/callgraph.py): circles and up-calls
+# the file-to-file call graph of shim/ and tools/ (tests/arch/callgraph.py): circles and up-calls;
+# the functions over 60 lines (tests/arch/long_functions.py)
 .PHONY: arch
 arch: all
 	tests/arch/callgraph.py shim tools
+	tests/arch/long_functions.py shim tools

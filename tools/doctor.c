@@ -395,11 +395,10 @@ static void problem(json_t *ps, const char *sev, char *what, char *fix)
     free(fix);
 }
 
-static json_t *verdict(json_t *r)
+/* the driver: missing, its NVML broken, no GPU seen */
+static void driver_problems(json_t *ps, json_t *r)
 {
-    json_t *ps = json_array(), *picks = json_object_get(r, "picks");
-    json_t *drv = json_object_get(picks, "libcuda.so.1");
-    char a[32], b[32];
+    json_t *drv = json_object_get(json_object_get(r, "picks"), "libcuda.so.1");
     if (jget(drv, "error"))
         problem(ps, "error", xasprintf("no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)", jstr(drv, "error", "?")),
                 xstrdup("install the NVIDIA driver and check that `nvidia-smi` lists the GPU; in a container add "
@@ -409,6 +408,14 @@ static json_t *verdict(json_t *r)
                 xstrdup("reinstall the driver so that libnvidia-ml.so.1 matches libcuda.so.1"));
     else if (json_array_size(jget(r, "nvml.gpus")) == 0)
         problem(ps, "error", xstrdup("the driver sees no GPU"), xstrdup("check `nvidia-smi -L` and the container's --gpus"));
+}
+
+/* what a bare name gets: cuDNN's parts from two folders, a driver older than the runtime */
+static void picks_problems(json_t *ps, json_t *r)
+{
+    json_t *picks = json_object_get(r, "picks");
+    json_t *drv = json_object_get(picks, "libcuda.so.1");
+    char a[32], b[32];
     const char *key;
     json_t *v;
     long long dv = jint(drv, "version", -1), rt = -1;
@@ -432,7 +439,14 @@ static json_t *verdict(json_t *r)
         problem(ps, "error", xasprintf("the driver supports CUDA %s, older than the CUDA runtime %s a program gets", a, b),
                 xasprintf("upgrade the NVIDIA driver to one for CUDA %s or newer", b));
     }
-    /* several cuDNN versions on disk: the search order decides which one runs */
+}
+
+/* several cuDNN versions on disk: the search order decides which one runs */
+static void cudnn_versions_problem(json_t *ps, json_t *r)
+{
+    char a[32];
+    const char *key;
+    json_t *v;
     json_t *vers = json_object();
     json_t *f;
     size_t i;
@@ -453,6 +467,14 @@ static json_t *verdict(json_t *r)
         free(s.s);
     }
     json_decref(vers);
+}
+
+/* the GPUs: all hidden, or one nearly full with another process's memory */
+static void gpu_problems(json_t *ps, json_t *r)
+{
+    char a[32];
+    json_t *f;
+    size_t i;
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (cvd && (!*cvd || strcmp(cvd, "-1") == 0))
         problem(ps, "error", xasprintf("CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU", cvd),
@@ -465,14 +487,23 @@ static json_t *verdict(json_t *r)
                                              jstr(json_array_get(jget(f, "holders"), 0), "name", "?")),
                     xstrdup("stop it if it is a leftover, or pick another GPU with CUDA_VISIBLE_DEVICES"));
     }
+}
+
+static json_t *verdict(json_t *r)
+{
+    json_t *ps = json_array();
+    driver_problems(ps, r);
+    picks_problems(ps, r);
+    cudnn_versions_problem(ps, r);
+    gpu_problems(ps, r);
     return ps;
 }
 
 /* ---- output */
-static void print_human(json_t *r)
+/* the copies of cuDNN, the CUDA runtime and the driver found on disk */
+static void print_copies(json_t *r)
 {
     char v[32], w[32];
-    printf("convguard doctor\n");
     static const char *const fams[][2] = {{"cudnn", "cuDNN"}, {"cudart", "CUDA runtime"}, {"driver", "driver (libcuda)"}};
     json_t *copies = json_object_get(r, "copies"), *f;
     size_t i;
@@ -506,6 +537,11 @@ static void print_human(json_t *r)
         if (!shown && !parts)
             printf("  none found\n");
     }
+}
+
+static void print_picks(json_t *r)
+{
+    char v[32];
     printf("a program that loads by bare name gets:\n");
     const char *key;
     json_t *p;
@@ -522,30 +558,46 @@ static void print_human(json_t *r)
             printf(", its graph part %s", jstr(p, "graph", ""));
         printf("\n");
     }
+}
+
+static void print_gpus(json_t *r)
+{
+    char v[32], w[32];
+    json_t *f;
+    size_t i;
     json_t *nv = json_object_get(r, "nvml");
     if (jget(nv, "error")) {
         printf("GPUs: unknown: %s\n", jstr(nv, "error", "?"));
-    } else {
-        printf("driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
-               json_array_size(jget(nv, "gpus")), json_array_size(jget(nv, "gpus")) == 1 ? "" : "s");
-        json_array_foreach(jget(nv, "gpus"), i, f) {
-            printf("  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
-                   fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
-            json_t *h;
-            size_t k;
-            json_array_foreach(jget(f, "holders"), k, h)
-                printf("%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
-                       fmt_size(jint(h, "bytes", -1), v, sizeof v));
-            printf("\n");
-        }
+        return;
     }
+    printf("driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
+           json_array_size(jget(nv, "gpus")), json_array_size(jget(nv, "gpus")) == 1 ? "" : "s");
+    json_array_foreach(jget(nv, "gpus"), i, f) {
+        printf("  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
+               fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
+        json_t *h;
+        size_t k;
+        json_array_foreach(jget(f, "holders"), k, h)
+            printf("%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
+                   fmt_size(jint(h, "bytes", -1), v, sizeof v));
+        printf("\n");
+    }
+}
+
+static void print_human(json_t *r)
+{
+    printf("convguard doctor\n");
+    print_copies(r);
+    print_picks(r);
+    print_gpus(r);
     printf("looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
            "python3's site-packages, venvs and conda envs under $HOME, ./ and /opt; not in other users' homes, "
            "container images or other folders (put one in LD_LIBRARY_PATH to include it)\n",
            json_array_size(json_object_get(r, "searched")));
     printf("environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
            jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
-    json_t *ps = json_object_get(r, "problems");
+    json_t *ps = json_object_get(r, "problems"), *f;
+    size_t i;
     if (!json_array_size(ps))
         printf("verdict: no problem found\n");
     else
@@ -554,6 +606,47 @@ static void print_human(json_t *r)
         printf("  [%s] %s\n", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
         printf("      fix: %s\n", jstr(f, "fix", "?"));
     }
+}
+
+/* the bare names to probe: every major found on disk, plus the usual ones, the driver last */
+static json_t *bare_names(json_t *copies)
+{
+    json_t *names = json_pack("[s, s, s, s]", "libcudnn.so.9", "libcudnn.so.8", "libcudart.so.13", "libcudart.so.12");
+    size_t i;
+    json_t *f;
+    json_array_foreach(copies, i, f) {
+        const char *n = base_name(jstr(f, "path", ""));
+        if (strncmp(n, "libcudnn.so.", 12) == 0 || strncmp(n, "libcudart.so.", 13) == 0) {
+            char *soname = xasprintf("%.*s", (int)(strstr(n, ".so.") + 4 + strcspn(strstr(n, ".so.") + 4, ".") - n), n);
+            bool have = false;
+            json_t *x;
+            size_t k;
+            json_array_foreach(names, k, x) have |= strcmp(json_string_value(x), soname) == 0;
+            if (!have)
+                json_array_append_new(names, json_string(soname));
+            free(soname);
+        }
+    }
+    json_array_append_new(names, json_string("libcuda.so.1"));
+    return names;
+}
+
+/* what a program loading each bare name gets (in a child each) */
+static json_t *probe_picks(json_t *copies)
+{
+    json_t *picks = json_object(), *names = bare_names(copies), *f;
+    size_t i;
+    json_array_foreach(names, i, f) {
+        json_t *p = probe(child_version, json_string_value(f));
+        /* a missing optional major is noise; keep misses of the driver and of majors on disk */
+        bool optional = strcmp(json_string_value(f), "libcuda.so.1") != 0 && jget(p, "error") && i < 4;
+        if (!optional)
+            json_object_set_new(picks, json_string_value(f), p);
+        else
+            json_decref(p);
+    }
+    json_decref(names);
+    return picks;
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -580,36 +673,7 @@ int cmd_doctor(int argc, char **argv)
         json_array_append_new(json_object_get(r, "searched"), json_pack("{s:s, s:O}", "dir", key, "sources",
                                                                         json_object_get(d, "sources")));
     json_object_set_new(r, "copies", copies);
-    /* bare names: every major found on disk, plus the usual ones */
-    json_t *picks = json_object(), *names = json_pack("[s, s, s, s]", "libcudnn.so.9", "libcudnn.so.8", "libcudart.so.13",
-                                                      "libcudart.so.12");
-    size_t i;
-    json_t *f;
-    json_array_foreach(copies, i, f) {
-        const char *n = base_name(jstr(f, "path", ""));
-        if (strncmp(n, "libcudnn.so.", 12) == 0 || strncmp(n, "libcudart.so.", 13) == 0) {
-            char *soname = xasprintf("%.*s", (int)(strstr(n, ".so.") + 4 + strcspn(strstr(n, ".so.") + 4, ".") - n), n);
-            bool have = false;
-            json_t *x;
-            size_t k;
-            json_array_foreach(names, k, x) have |= strcmp(json_string_value(x), soname) == 0;
-            if (!have)
-                json_array_append_new(names, json_string(soname));
-            free(soname);
-        }
-    }
-    json_array_append_new(names, json_string("libcuda.so.1"));
-    json_array_foreach(names, i, f) {
-        json_t *p = probe(child_version, json_string_value(f));
-        /* a missing optional major is noise; keep misses of the driver and of majors on disk */
-        bool optional = strcmp(json_string_value(f), "libcuda.so.1") != 0 && jget(p, "error") && i < 4;
-        if (!optional)
-            json_object_set_new(picks, json_string_value(f), p);
-        else
-            json_decref(p);
-    }
-    json_decref(names);
-    json_object_set_new(r, "picks", picks);
+    json_object_set_new(r, "picks", probe_picks(copies));
     json_object_set_new(r, "nvml", probe(child_nvml, NULL));
     json_object_set_new(r, "env", json_pack("{s:o, s:o}", "LD_LIBRARY_PATH",
                                             getenv("LD_LIBRARY_PATH") ? json_string(getenv("LD_LIBRARY_PATH")) : json_null(),

@@ -415,29 +415,80 @@ static void cudnn_folder_versions(struct proc *p)
 }
 
 /* returns 0, or an INSPECT_* status having said why */
+/* why the memory map could not be read, told; the exit code */
+static int maps_unreadable(struct proc *p, const char *me, const char *path, int e)
+{
+    if (e == ENOENT || e == ESRCH) {
+        fprintf(stderr, "%s: no process %lld (it does not exist, or it exited)\n", me, p->pid);
+        return INSPECT_NO_PROCESS;
+    }
+    if (e == EACCES || e == EPERM) {
+        long long uid = proc_status_field(p->pid, "Uid:");
+        fprintf(stderr,
+                "%s: process %lld belongs to another user (uid %lld): its memory map can be read only by that "
+                "user or root; run `convguard inspect %lld` as that user, or with sudo\n",
+                me, p->pid, uid, p->pid);
+        return INSPECT_PERMISSION;
+    }
+    fprintf(stderr, "%s: %s: %s\n", me, path, strerror(e));
+    return INSPECT_NO_PROCESS;
+}
+
+/* a mapped file that marks a framework: which one, and whether its CUDA build */
+static void note_framework(struct proc *p, const char *file)
+{
+    for (size_t i = 0; i < sizeof fw_markers / sizeof fw_markers[0]; i++) {
+        if (!strstr(file, fw_markers[i].needle))
+            continue;
+        json_t *f = NULL, *x;
+        size_t j;
+        json_array_foreach(p->frameworks, j, x) if (!strcmp(jstr(x, "name", ""), fw_markers[i].name)) f = x;
+        if (!f)
+            json_array_append_new(p->frameworks,
+                                  f = json_pack("{s:s, s:s, s:s, s:s}", "name", fw_markers[i].name, "label",
+                                                fw_markers[i].label, "build", "?", "path", file));
+        if (fw_markers[i].cuda) {
+            json_object_set_new(f, "build", json_string("cuda"));
+            json_object_set_new(f, "path", json_string(file));
+        }
+        if (!fw_markers[i].cuda && !strcmp(fw_markers[i].name, "torch") && !strcmp(jstr(f, "build", ""), "?"))
+            json_object_set_new(f, "build", json_string("cpu?"));
+    }
+}
+
+/* one line of the map: a CUDA library, the shim, a framework's object (each file once) */
+static void map_line(struct proc *p, char *line, json_t *seen)
+{
+    unsigned long long inode = 0;
+    int off = 0;
+    /* start-end perms offset dev inode path */
+    if (sscanf(line, "%*s %*s %*s %*s %llu %n", &inode, &off) < 1 || off <= 0 || line[off] != '/')
+        return;
+    char *file = line + off;
+    size_t fl = strlen(file);
+    bool deleted = fl > 10 && strcmp(file + fl - 10, " (deleted)") == 0;
+    if (deleted)
+        file[fl - 10] = 0;
+    if (json_object_get(seen, file))
+        return;
+    json_object_set_new(seen, file, json_true());
+    const char *base = base_name(file);
+    const struct kind *k = kind_of(base);
+    if (k)
+        json_array_append_new(p->libs, describe_lib(p, k, file, deleted, inode));
+    if (strncmp(base, "libconvguard", 12) == 0)
+        json_object_set_new(p->shim, "preloaded", json_true()), json_object_set_new(p->shim, "path", json_string(file));
+    note_framework(p, file);
+}
+
 static int read_maps(struct proc *p, const char *me)
 {
     char path[64];
     size_t n = 0;
     snprintf(path, sizeof path, "/proc/%lld/maps", p->pid);
     char *m = read_file(path, &n, 64 << 20);
-    if (!m) {
-        int e = errno;
-        if (e == ENOENT || e == ESRCH) {
-            fprintf(stderr, "%s: no process %lld (it does not exist, or it exited)\n", me, p->pid);
-            return INSPECT_NO_PROCESS;
-        }
-        if (e == EACCES || e == EPERM) {
-            long long uid = proc_status_field(p->pid, "Uid:");
-            fprintf(stderr,
-                    "%s: process %lld belongs to another user (uid %lld): its memory map can be read only by that "
-                    "user or root; run `convguard inspect %lld` as that user, or with sudo\n",
-                    me, p->pid, uid, p->pid);
-            return INSPECT_PERMISSION;
-        }
-        fprintf(stderr, "%s: %s: %s\n", me, path, strerror(e));
-        return INSPECT_NO_PROCESS;
-    }
+    if (!m)
+        return maps_unreadable(p, me, path, errno);
     if (n == 0) {
         free(m);
         if (proc_gone(p->pid)) {
@@ -454,43 +505,7 @@ static int read_maps(struct proc *p, const char *me)
         char *eol = memchr(line, '\n', (size_t)(m + n - line));
         if (eol)
             *eol = 0;
-        unsigned long long inode = 0;
-        int off = 0;
-        /* start-end perms offset dev inode path */
-        if (sscanf(line, "%*s %*s %*s %*s %llu %n", &inode, &off) >= 1 && off > 0 && line[off] == '/') {
-            char *file = line + off;
-            size_t fl = strlen(file);
-            bool deleted = fl > 10 && strcmp(file + fl - 10, " (deleted)") == 0;
-            if (deleted)
-                file[fl - 10] = 0;
-            if (!json_object_get(seen, file)) {
-                json_object_set_new(seen, file, json_true());
-                const char *base = base_name(file);
-                const struct kind *k = kind_of(base);
-                if (k)
-                    json_array_append_new(p->libs, describe_lib(p, k, file, deleted, inode));
-                if (strncmp(base, "libconvguard", 12) == 0)
-                    json_object_set_new(p->shim, "preloaded", json_true()),
-                        json_object_set_new(p->shim, "path", json_string(file));
-                for (size_t i = 0; i < sizeof fw_markers / sizeof fw_markers[0]; i++) {
-                    if (!strstr(file, fw_markers[i].needle))
-                        continue;
-                    json_t *f = NULL, *x;
-                    size_t j;
-                    json_array_foreach(p->frameworks, j, x) if (!strcmp(jstr(x, "name", ""), fw_markers[i].name)) f = x;
-                    if (!f)
-                        json_array_append_new(p->frameworks,
-                                              f = json_pack("{s:s, s:s, s:s, s:s}", "name", fw_markers[i].name, "label",
-                                                            fw_markers[i].label, "build", "?", "path", file));
-                    if (fw_markers[i].cuda) {
-                        json_object_set_new(f, "build", json_string("cuda"));
-                        json_object_set_new(f, "path", json_string(file));
-                    }
-                    if (!fw_markers[i].cuda && !strcmp(fw_markers[i].name, "torch") && !strcmp(jstr(f, "build", ""), "?"))
-                        json_object_set_new(f, "build", json_string("cpu?"));
-                }
-            }
-        }
+        map_line(p, line, seen);
         line = eol ? eol + 1 : NULL;
     }
     json_decref(seen);
@@ -710,31 +725,31 @@ static const char *const memory_knobs[] = {
     "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "CUDA_MODULE_LOADING",
 };
 
-static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
+static void print_libs(struct proc *p, FILE *out)
 {
-    int problems = analysis_problems(a);
-    fprintf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
-    if (problems)
-        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
-    else
-        fprintf(out, "no problem found\n");
     size_t i;
-    json_t *l, *f;
-    if (json_array_size(p->libs)) {
-        fprintf(out, "  CUDA libraries mapped now:\n");
-        json_array_foreach(p->libs, i, l) {
-            const char *vt = jstr(l, "version_text", NULL), *src = jstr(l, "version_source", NULL);
-            char *v = !vt ? xstrdup("version unknown")
-                      : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
-                      : !strcmp(src, "data") ? xasprintf("%s", vt)
-                      : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
-            fprintf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
-                    jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
-            free(v);
-        }
-    } else {
+    json_t *l;
+    if (!json_array_size(p->libs)) {
         fprintf(out, "  CUDA libraries mapped now: none%s\n", p->kernel_thread ? " (a kernel thread: no memory map)" : "");
+        return;
     }
+    fprintf(out, "  CUDA libraries mapped now:\n");
+    json_array_foreach(p->libs, i, l) {
+        const char *vt = jstr(l, "version_text", NULL), *src = jstr(l, "version_source", NULL);
+        char *v = !vt ? xstrdup("version unknown")
+                  : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
+                  : !strcmp(src, "data") ? xasprintf("%s", vt)
+                  : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
+        fprintf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
+                jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+        free(v);
+    }
+}
+
+static void print_frameworks(struct proc *p, FILE *out)
+{
+    size_t i;
+    json_t *f;
     struct sbuf fw = {0};
     json_array_foreach(p->frameworks, i, f) {
         const char *b = jstr(f, "build", "?");
@@ -744,6 +759,11 @@ static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
     }
     wrap_text(out, "  framework: ", fw.len ? fw.s : "none seen (no PyTorch, TensorFlow, JAX, CuPy or onnxruntime object mapped)", 13);
     free(fw.s);
+}
+
+/* the environment the loader and the frameworks' memory read */
+static void print_env(struct proc *p, FILE *out)
+{
     const char *cvd = jstr(p->env, "CUDA_VISIBLE_DEVICES", NULL), *llp = jstr(p->env, "LD_LIBRARY_PATH", NULL);
     struct sbuf env = {0};
     sb_printf(&env, "CUDA_VISIBLE_DEVICES%s%s%s", cvd ? "=\"" : " unset", cvd ? cvd : "", cvd ? "\"" : "");
@@ -756,41 +776,64 @@ static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
             sb_printf(&mk, "%s%s=%s", mk.len ? "  " : "", memory_knobs[k], jstr(p->env, memory_knobs[k], ""));
     wrap_text(out, "  memory settings: ", mk.len ? mk.s : "none set (the frameworks' defaults)", 19);
     free(mk.s);
+}
+
+static void print_gpu_memory(struct proc *p, FILE *out)
+{
     char sz[32], sz2[32], sz3[32];
     if (!jtrue(p->gpu, "known")) {
         wrap_text(out, "  GPU memory: ", "unknown", 14);
         char *why = xasprintf("(%s)", jstr(p->gpu, "why", "?"));
         wrap_text(out, "              ", why, 14);
         free(why);
-    } else {
-        struct sbuf g = {0};
-        json_t *gpu, *h;
-        size_t k;
-        sb_printf(&g, "this process holds %s", fmt_size(jint(p->gpu, "bytes_held", 0), sz, sizeof sz));
-        json_array_foreach(jget(p->gpu, "gpus"), i, gpu) {
-            const char *gname = jstr(gpu, "name", "");
-            sb_printf(&g, "; GPU %lld%s%s: %s of %s free, this process %s", jint(gpu, "index", -1),
-                      *gname ? " " : "", gname, fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
-                      fmt_size(jint(gpu, "mem.total", 0), sz2, sizeof sz2),
-                      fmt_size(jint(gpu, "this_process_bytes", 0), sz3, sizeof sz3));
-            json_array_foreach(jget(gpu, "other_holders"), k, h)
-                sb_printf(&g, ", pid %lld (%s) %s", jint(h, "pid", -1), jstr(h, "name", "?"),
-                          fmt_size(jint(h, "bytes", 0), sz, sizeof sz));
-        }
-        wrap_text(out, "  GPU memory: ", g.s, 14);
-        free(g.s);
+        return;
     }
-    if (jtrue(p->shim, "preloaded")) {
-        const char *t = jstr(p->shim, "trace", NULL);
-        char *s = t ? xasprintf("preloaded (%s); its trace: %s (`convguard report %s`)", jstr(p->shim, "path", "?"), t, t)
-                    : xasprintf("preloaded (%s); no trace yet in %s", jstr(p->shim, "path", "?"),
-                                jstr(p->shim, "trace_dir", "?"));
-        wrap_text(out, "  convguard: ", s, 13);
-        free(s);
-    } else {
+    struct sbuf g = {0};
+    json_t *gpu, *h;
+    size_t i, k;
+    sb_printf(&g, "this process holds %s", fmt_size(jint(p->gpu, "bytes_held", 0), sz, sizeof sz));
+    json_array_foreach(jget(p->gpu, "gpus"), i, gpu) {
+        const char *gname = jstr(gpu, "name", "");
+        sb_printf(&g, "; GPU %lld%s%s: %s of %s free, this process %s", jint(gpu, "index", -1),
+                  *gname ? " " : "", gname, fmt_size(jint(gpu, "mem.free", 0), sz, sizeof sz),
+                  fmt_size(jint(gpu, "mem.total", 0), sz2, sizeof sz2),
+                  fmt_size(jint(gpu, "this_process_bytes", 0), sz3, sizeof sz3));
+        json_array_foreach(jget(gpu, "other_holders"), k, h)
+            sb_printf(&g, ", pid %lld (%s) %s", jint(h, "pid", -1), jstr(h, "name", "?"),
+                      fmt_size(jint(h, "bytes", 0), sz, sizeof sz));
+    }
+    wrap_text(out, "  GPU memory: ", g.s, 14);
+    free(g.s);
+}
+
+static void print_shim(struct proc *p, FILE *out)
+{
+    if (!jtrue(p->shim, "preloaded")) {
         wrap_text(out, "  convguard: ", "not preloaded (to trace it from its start: `convguard run -- CMD`)", 13);
+        return;
     }
-    for (i = 0; i < a->nf; i++) {
+    const char *t = jstr(p->shim, "trace", NULL);
+    char *s = t ? xasprintf("preloaded (%s); its trace: %s (`convguard report %s`)", jstr(p->shim, "path", "?"), t, t)
+                : xasprintf("preloaded (%s); no trace yet in %s", jstr(p->shim, "path", "?"),
+                            jstr(p->shim, "trace_dir", "?"));
+    wrap_text(out, "  convguard: ", s, 13);
+    free(s);
+}
+
+static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
+{
+    int problems = analysis_problems(a);
+    fprintf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
+    if (problems)
+        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+    else
+        fprintf(out, "no problem found\n");
+    print_libs(p, out);
+    print_frameworks(p, out);
+    print_env(p, out);
+    print_gpu_memory(p, out);
+    print_shim(p, out);
+    for (size_t i = 0; i < a->nf; i++) {
         struct finding *fd = &a->f[i];
         char *h = xasprintf("[%s] %s", fd->r->layer, fd->title);
         wrap_text(out, "", h, 4);
@@ -824,6 +867,69 @@ static int usage(FILE *o, int rc)
     return rc;
 }
 
+/* ARG as a process id: a whole number from 1 to the kernel's largest */
+static bool parse_pid(const char *arg, long long *pid)
+{
+    char *end = NULL;
+    errno = 0;
+    *pid = strtoll(arg, &end, 10);
+    bool digits = *arg && strspn(arg, "0123456789") == strlen(arg);
+    return digits && !errno && *pid > 0 && *pid <= 4194304;
+}
+
+static void proc_free(struct proc *p)
+{
+    json_decref(p->libs), json_decref(p->frameworks), json_decref(p->shim), json_decref(p->env), json_decref(p->argv);
+    json_decref(p->gpu);
+    free(p->exe), free(p->cwd);
+}
+
+/* all that is read of the running process; 0, or the exit code (told) */
+static int read_process(struct proc *p, const char *me)
+{
+    long long pid = p->pid;
+    char *root = proc_link(pid, "root");
+    if (root && strcmp(root, "/") != 0)
+        snprintf(p->root, sizeof p->root, "/proc/%lld/root", pid);
+    free(root);
+    int rc = read_maps(p, me);
+    if (rc)
+        return rc;
+    p->uid = proc_status_field(pid, "Uid:");
+    read_env(p);
+    read_argv(p);
+    p->exe = proc_link(pid, "exe");
+    p->cwd = proc_link(pid, "cwd");
+    if (proc_gone(pid)) {
+        fprintf(stderr, "%s: process %lld exited while it was being read\n", me, pid);
+        proc_free(p);
+        return INSPECT_NO_PROCESS;
+    }
+    find_trace(p);
+    read_gpu(p);
+    return 0;
+}
+
+/* the snapshot as a trace set of one process, for analyse() */
+static void snapshot_set(struct proc *p, struct trace_set *s)
+{
+    struct utsname u;
+    char host[256];
+    snprintf(host, sizeof host, "%s", uname(&u) == 0 ? u.nodename : "host");
+    *s = (struct trace_set){0};
+    s->t = calloc(1, sizeof *s->t);
+    s->n = s->cap = 1;
+    s->unreadable = json_array();
+    struct trace *t = &s->t[0];
+    t->file = xasprintf("/proc/%lld", p->pid);
+    t->events = snapshot_events(p, host);
+    t->start = json_array_get(t->events, 0);
+    t->exit = json_array_get(t->events, json_array_size(t->events) - 1);
+    t->pid = p->pid, t->ppid = jint(t->start, "ppid", -1), t->forked_from = -1, t->rank = -1;
+    t->host = jstr(t->start, "host", "?");
+    t->parent = -1;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
@@ -843,52 +949,18 @@ int cmd_inspect(int argc, char **argv)
     if (optind != argc - 1)
         return usage(stderr, INSPECT_USAGE);
     const char *arg = argv[optind];
-    char *end = NULL;
-    errno = 0;
-    long long pid = strtoll(arg, &end, 10);
-    bool digits = *arg && strspn(arg, "0123456789") == strlen(arg);
-    if (!digits || errno || pid <= 0 || pid > 4194304) {
+    long long pid;
+    if (!parse_pid(arg, &pid)) {
         fprintf(stderr, "%s: '%s' is not a process id (a whole number from 1, as `pgrep -f train.py` or "
                         "`nvidia-smi` print)\n", me, arg);
         return INSPECT_NOT_A_PID;
     }
     struct proc p = {.pid = pid};
-    char *root = proc_link(pid, "root");
-    if (root && strcmp(root, "/") != 0)
-        snprintf(p.root, sizeof p.root, "/proc/%lld/root", pid);
-    free(root);
-    int rc = read_maps(&p, me);
+    int rc = read_process(&p, me);
     if (rc)
         return rc;
-    p.uid = proc_status_field(pid, "Uid:");
-    read_env(&p);
-    read_argv(&p);
-    p.exe = proc_link(pid, "exe");
-    p.cwd = proc_link(pid, "cwd");
-    if (proc_gone(pid)) {
-        fprintf(stderr, "%s: process %lld exited while it was being read\n", me, pid);
-        json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
-        free(p.exe), free(p.cwd);
-        return INSPECT_NO_PROCESS;
-    }
-    find_trace(&p);
-    read_gpu(&p);
-
-    struct utsname u;
-    char host[256];
-    snprintf(host, sizeof host, "%s", uname(&u) == 0 ? u.nodename : "host");
-    struct trace_set s = {0};
-    s.t = calloc(1, sizeof *s.t);
-    s.n = s.cap = 1;
-    s.unreadable = json_array();
-    struct trace *t = &s.t[0];
-    t->file = xasprintf("/proc/%lld", pid);
-    t->events = snapshot_events(&p, host);
-    t->start = json_array_get(t->events, 0);
-    t->exit = json_array_get(t->events, json_array_size(t->events) - 1);
-    t->pid = pid, t->ppid = jint(t->start, "ppid", -1), t->forked_from = -1, t->rank = -1;
-    t->host = jstr(t->start, "host", "?");
-    t->parent = -1;
+    struct trace_set s;
+    snapshot_set(&p, &s);
     struct analysis *a = analyse(&s);
     rc = json_array_size(p.libs) == 0 ? INSPECT_NO_CUDA : analysis_problems(a) ? INSPECT_PROBLEMS : INSPECT_OK;
     if (as_json) {
@@ -908,8 +980,6 @@ int cmd_inspect(int argc, char **argv)
     }
     analysis_free(a);
     trace_set_free(&s);
-    json_decref(p.libs), json_decref(p.frameworks), json_decref(p.shim), json_decref(p.env), json_decref(p.argv);
-    json_decref(p.gpu);
-    free(p.exe), free(p.cwd);
+    proc_free(&p);
     return rc;
 }

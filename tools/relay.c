@@ -278,44 +278,55 @@ static bool splice_out(struct relay *r, size_t n, char *tmp)
     return true;
 }
 
+/* pump's pipe with a hold pipe: the output teed into it, spliced out, the
+ * copy read into the ring.  TEE_MORE / TEE_END: pump's answer; TEE_READ: no
+ * tee here (any more), read instead. */
+enum tee_result { TEE_MORE, TEE_END, TEE_READ };
+
+static enum tee_result pump_tee(struct relay *r, char *tmp)
+{
+    ssize_t n = tee(r->read_fd, r->hold[1], CHUNK, SPLICE_F_NONBLOCK);
+    if (n > 0) {
+        if (!splice_out(r, (size_t)n, tmp))
+            r->out_broken = true;
+        /* the kept copy: exactly those n bytes wait in the hold pipe */
+        for (size_t left = (size_t)n; left;) {
+            size_t room = CAPTURE_WINDOW - r->head < left ? CAPTURE_WINDOW - r->head : left;
+            ssize_t k = read(r->hold[0], r->ring + r->head, room);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                break;
+            left -= (size_t)k;
+            r->seen += (unsigned long long)k;
+            r->head = (r->head + (size_t)k) % CAPTURE_WINDOW;
+        }
+        return r->out_broken ? TEE_END : TEE_MORE;
+    }
+    if (n < 0 && errno == EINVAL)
+        drop_hold(r); /* no tee here: read and write from now on */
+    else if (n < 0 && errno == EAGAIN) {
+        /* nothing to tee (or the hold pipe is full: it never stays so); is it the end? */
+        struct pollfd pf = {r->read_fd, POLLIN, 0};
+        if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP) && !(pf.revents & POLLIN))
+            return TEE_END;
+        return TEE_MORE;
+    } else if (n == 0) {
+        return TEE_END; /* every writer closed the pipe */
+    } else if (n < 0 && errno != EINTR) {
+        drop_hold(r);
+    }
+    return r->hold[0] >= 0 ? TEE_MORE : TEE_READ;
+}
+
 /* One read.  false: end of the program's output, or passing stopped. */
 static bool pump(struct relay *r, struct pty_state *ps, char *tmp)
 {
     ssize_t n;
     if (r->mode == RELAY_PIPE && r->hold[0] >= 0 && !r->out_broken) {
-        n = tee(r->read_fd, r->hold[1], CHUNK, SPLICE_F_NONBLOCK);
-        if (n > 0) {
-            if (!splice_out(r, (size_t)n, tmp))
-                r->out_broken = true;
-            /* the kept copy: exactly those n bytes wait in the hold pipe */
-            for (size_t left = (size_t)n; left;) {
-                size_t room = CAPTURE_WINDOW - r->head < left ? CAPTURE_WINDOW - r->head : left;
-                ssize_t k = read(r->hold[0], r->ring + r->head, room);
-                if (k < 0 && errno == EINTR)
-                    continue;
-                if (k <= 0)
-                    break;
-                left -= (size_t)k;
-                r->seen += (unsigned long long)k;
-                r->head = (r->head + (size_t)k) % CAPTURE_WINDOW;
-            }
-            return !r->out_broken;
-        }
-        if (n < 0 && errno == EINVAL)
-            drop_hold(r); /* no tee here: read and write from now on */
-        else if (n < 0 && errno == EAGAIN) {
-            /* nothing to tee (or the hold pipe is full: it never stays so); is it the end? */
-            struct pollfd pf = {r->read_fd, POLLIN, 0};
-            if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP) && !(pf.revents & POLLIN))
-                return false;
-            return true;
-        } else if (n == 0) {
-            return false; /* every writer closed the pipe */
-        } else if (n < 0 && errno != EINTR) {
-            drop_hold(r);
-        }
-        if (r->hold[0] >= 0)
-            return true;
+        enum tee_result t = pump_tee(r, tmp);
+        if (t != TEE_READ)
+            return t == TEE_MORE;
     }
     if (r->mode == RELAY_PIPE) {
         /* read straight into the ring and write from there: no copy */
@@ -416,6 +427,71 @@ static void read_file_back(struct relay *r)
     }
 }
 
+/* While passing on: SIGCHLD and SIGWINCH wake the loop through a pipe; SIGPIPE ignored */
+struct relay_signals {
+    int sp[2];
+    struct sigaction old_chld, old_winch, old_pipe;
+};
+
+static void signals_on(struct relay_signals *rs)
+{
+    if (pipe2(rs->sp, O_CLOEXEC | O_NONBLOCK) != 0)
+        rs->sp[0] = rs->sp[1] = -1;
+    sig_fd = rs->sp[1];
+    struct sigaction sa = {0};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sa.sa_handler = on_chld;
+    sigaction(SIGCHLD, &sa, &rs->old_chld);
+    sa.sa_handler = on_winch;
+    sigaction(SIGWINCH, &sa, &rs->old_winch);
+    sa.sa_handler = SIG_IGN; /* a closed reader shows as EPIPE in write_out */
+    sigaction(SIGPIPE, &sa, &rs->old_pipe);
+}
+
+static void signals_off(struct relay_signals *rs)
+{
+    sigaction(SIGCHLD, &rs->old_chld, NULL);
+    sigaction(SIGWINCH, &rs->old_winch, NULL);
+    sigaction(SIGPIPE, &rs->old_pipe, NULL);
+    sig_fd = -1;
+    if (rs->sp[0] >= 0)
+        close(rs->sp[0]), close(rs->sp[1]);
+}
+
+/* the terminal was resized: the program's pty takes the new size */
+static void pass_winch(struct relay *r)
+{
+    if (winch && r->mode == RELAY_PTY && r->read_fd >= 0) {
+        winch = 0;
+        struct winsize w;
+        if (ioctl(2, TIOCGWINSZ, &w) == 0)
+            ioctl(r->read_fd, TIOCSWINSZ, &w);
+    }
+}
+
+/* The program's output is ready: pass it on (and keep it); the end of it
+ * closes the read side; after the exit, a writer that goes on is handed over. */
+static void take_output(struct relay *r, struct pty_state *ps, char *tmp, bool exited, double exited_at,
+                        double *quiet_since)
+{
+    unsigned long long before = r->seen;
+    if (!pump(r, ps, tmp)) {
+        close(r->read_fd);
+        r->read_fd = -1;
+    } else if (exited && mono_ms() - exited_at > 1000) {
+        hand_over(r, ps); /* it keeps writing: do not wait for it */
+    }
+    *quiet_since = mono_ms();
+    /* A little came: let more gather before the next read.  A program
+     * that writes line by line would otherwise wake this loop once per
+     * line (measured: 100-byte lines ran 2.6x slower); 1 ms later is
+     * nothing a person sees, and the pipe buffers a MiB meanwhile (a pty
+     * buffers little: there the program would wait). */
+    if (r->mode == RELAY_PIPE && r->seen - before < SMALL_READ && !exited)
+        nap_ms(1);
+}
+
 int relay_wait(struct relay *r, pid_t pid)
 {
     int st = 0;
@@ -428,20 +504,8 @@ int relay_wait(struct relay *r, pid_t pid)
     }
     close(r->child_fd);
     r->child_fd = -1;
-    int sp[2];
-    if (pipe2(sp, O_CLOEXEC | O_NONBLOCK) != 0)
-        sp[0] = sp[1] = -1;
-    sig_fd = sp[1];
-    struct sigaction sa = {0}, old_chld, old_winch, old_pipe;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sa.sa_handler = on_chld;
-    sigaction(SIGCHLD, &sa, &old_chld);
-    sa.sa_handler = on_winch;
-    sigaction(SIGWINCH, &sa, &old_winch);
-    sa.sa_handler = SIG_IGN; /* a closed reader shows as EPIPE in write_out */
-    sigaction(SIGPIPE, &sa, &old_pipe);
-
+    struct relay_signals rs;
+    signals_on(&rs);
     static char tmp[CHUNK / 8]; /* pty reads and what is left of them after the \r\n undo */
     struct pty_state ps = {false, false, 0};
     bool exited = false;
@@ -456,50 +520,26 @@ int relay_wait(struct relay *r, pid_t pid)
         }
         if (exited && r->read_fd < 0)
             break;
-        struct pollfd pf[2] = {{sp[0], POLLIN, 0}, {r->read_fd, POLLIN, 0}};
+        struct pollfd pf[2] = {{rs.sp[0], POLLIN, 0}, {r->read_fd, POLLIN, 0}};
         /* after the exit: 50 ms without output means whoever holds the pipe is
          * not the program; its output is passed on by the forwarder */
-        int k = poll(pf, r->read_fd >= 0 ? 2 : 1, exited ? 50 : (sp[0] < 0 ? 100 : -1));
+        int k = poll(pf, r->read_fd >= 0 ? 2 : 1, exited ? 50 : (rs.sp[0] < 0 ? 100 : -1));
         if (k < 0 && errno != EINTR)
             break;
         if (k > 0 && (pf[0].revents & POLLIN)) {
             char b[64];
-            while (read(sp[0], b, sizeof b) > 0)
+            while (read(rs.sp[0], b, sizeof b) > 0)
                 ;
         }
-        if (winch && r->mode == RELAY_PTY && r->read_fd >= 0) {
-            winch = 0;
-            struct winsize w;
-            if (ioctl(2, TIOCGWINSZ, &w) == 0)
-                ioctl(r->read_fd, TIOCSWINSZ, &w);
-        }
+        pass_winch(r);
         if (k > 0 && r->read_fd >= 0 && pf[1].revents) {
-            unsigned long long before = r->seen;
-            if (!pump(r, &ps, tmp)) {
-                close(r->read_fd);
-                r->read_fd = -1;
-            } else if (exited && mono_ms() - exited_at > 1000) {
-                hand_over(r, &ps); /* it keeps writing: do not wait for it */
-            }
-            quiet_since = mono_ms();
-            /* A little came: let more gather before the next read.  A program
-             * that writes line by line would otherwise wake this loop once per
-             * line (measured: 100-byte lines ran 2.6x slower); 1 ms later is
-             * nothing a person sees, and the pipe buffers a MiB meanwhile (a pty
-             * buffers little: there the program would wait). */
-            if (r->mode == RELAY_PIPE && r->seen - before < SMALL_READ && !exited)
-                nap_ms(1);
+            take_output(r, &ps, tmp, exited, exited_at, &quiet_since);
             continue;
         }
         if (exited && r->read_fd >= 0 && mono_ms() - quiet_since >= 50)
             hand_over(r, &ps);
     }
-    sigaction(SIGCHLD, &old_chld, NULL);
-    sigaction(SIGWINCH, &old_winch, NULL);
-    sigaction(SIGPIPE, &old_pipe, NULL);
-    sig_fd = -1;
-    if (sp[0] >= 0)
-        close(sp[0]), close(sp[1]);
+    signals_off(&rs);
     return st;
 }
 
@@ -627,6 +667,21 @@ static const char *mode_name(enum relay_mode m)
     return m == RELAY_PTY ? "pty" : m == RELAY_PIPE ? "pipe" : m == RELAY_FILE ? "file" : "off";
 }
 
+/* a new file HOST-CHILD.stderr in DIR (HOST-CHILD.K.stderr if taken); its fd, -1 */
+static int create_capture(const char *dir, const char *host, pid_t child, char **path)
+{
+    int fd = -1;
+    for (int k = 1; k < 100 && fd < 0; k++) {
+        free(*path);
+        *path = k == 1 ? xasprintf("%s/%s-%d.stderr", dir, host, (int)child)
+                       : xasprintf("%s/%s-%d.%d.stderr", dir, host, (int)child, k);
+        fd = open(*path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    return fd;
+}
+
 char *relay_save(struct relay *r, const char *dir, pid_t child, double started, double ended, int status)
 {
     if (r->mode == RELAY_OFF || !r->ring)
@@ -662,15 +717,7 @@ char *relay_save(struct relay *r, const char *dir, pid_t child, double started, 
     char *head = json_dumps(hdr, JSON_COMPACT);
     json_decref(hdr);
     char *path = NULL;
-    int fd = -1;
-    for (int k = 1; k < 100 && fd < 0; k++) {
-        free(path);
-        path = k == 1 ? xasprintf("%s/%s-%d.stderr", dir, host, (int)child)
-                      : xasprintf("%s/%s-%d.%d.stderr", dir, host, (int)child, k);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
+    int fd = create_capture(dir, host, child, &path);
     bool ok = fd >= 0 && head && write_all_fd(fd, head, strlen(head)) && write_all_fd(fd, "\n", 1) &&
               write_all_fd(fd, tail, tl);
     for (size_t i = 0; ok && i < ns; i++)

@@ -101,6 +101,26 @@ static bool traced_since(const char *dir, double since)
     return found;
 }
 
+/* In the child: the signal mask as it was, stderr to the relay, the shim
+ * preloaded with the settings of `run`'s options, then the program. */
+static _Noreturn void exec_traced(const struct run_opts *o, char **argv, const char *pre, struct relay *rl,
+                                  const sigset_t *mask)
+{
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    relay_child(rl);
+    setenv("LD_PRELOAD", pre, 1);
+    setenv("CONVGUARD_DIR", o->dir, 1);
+    if (o->fallback)
+        setenv("CONVGUARD_FALLBACK", "1", 1);
+    if (o->quiet)
+        setenv("CONVGUARD_QUIET", "1", 1);
+    set_mb("CONVGUARD_WORKSPACE_LIMIT_MB", o->ws_mb);
+    set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
+    execvp(argv[0], argv);
+    fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
 /* dir must exist; returns the program's status, 128+signal, or 127 when it
  * could not be started. */
 int run_traced(const struct run_opts *o, char **argv, double *started)
@@ -137,21 +157,8 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
         relay_free(&rl);
         return 127;
     }
-    if (pid == 0) {
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-        relay_child(&rl);
-        setenv("LD_PRELOAD", pre, 1);
-        setenv("CONVGUARD_DIR", o->dir, 1);
-        if (o->fallback)
-            setenv("CONVGUARD_FALLBACK", "1", 1);
-        if (o->quiet)
-            setenv("CONVGUARD_QUIET", "1", 1);
-        set_mb("CONVGUARD_WORKSPACE_LIMIT_MB", o->ws_mb);
-        set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
-        execvp(argv[0], argv);
-        fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
+    if (pid == 0)
+        exec_traced(o, argv, pre, &rl, &mask);
     child_pid = pid;
     for (size_t i = 0; i < 4; i++)
         sigaction(sigs[i], &sa, &saved[i]);

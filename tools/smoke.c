@@ -177,108 +177,154 @@ static int compare(const char *what, const float *got, const float *want, int n,
     return 0;
 }
 
-static int smoke_steps(const char *want)
-{
-    if (load(want))
-        return 1;
+/* the convolution the steps run: its handle, descriptors and algorithms */
+struct conv {
     cudnnHandle_t h;
-    step("create the cuDNN handle (cudnnCreate)");
-    CK(api.cudnnCreate(&h), "cudnnCreate");
-    ok("");
-
     TD xd, yd;
     FD wd;
     CD cd;
+    cudnnConvolutionFwdAlgoPerf_t fp[8], bdp[8], bfp[8];
+};
+
+/* its data: the host's inputs and CPU reference, the GPU's buffers */
+struct conv_data {
+    float hx[XS], hw[WS], hdy[YS], ry[YS], rdx[XS], rdw[WS];
+    void *dx_, *dw_, *dy_, *dgx, *dgw, *ws;
+    size_t wsz;
+};
+
+static int describe(struct conv *cv)
+{
     int on, oc, oh, ow;
     step("describe a 2x3x8x8 input, 4 filters of 3x3");
-    CK(api.cudnnCreateTensorDescriptor(&xd), "cudnnCreateTensorDescriptor");
-    CK(api.cudnnCreateTensorDescriptor(&yd), "cudnnCreateTensorDescriptor");
-    CK(api.cudnnCreateFilterDescriptor(&wd), "cudnnCreateFilterDescriptor");
-    CK(api.cudnnCreateConvolutionDescriptor(&cd), "cudnnCreateConvolutionDescriptor");
-    CK(api.cudnnSetTensor4dDescriptor(xd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, C, H, W), "cudnnSetTensor4dDescriptor");
-    CK(api.cudnnSetFilter4dDescriptor(wd, CG_CUDNN_DATA_FLOAT, CG_CUDNN_TENSOR_NCHW, K, C, R, S), "cudnnSetFilter4dDescriptor");
-    CK(api.cudnnSetConvolution2dDescriptor(cd, PAD, PAD, 1, 1, 1, 1, CG_CUDNN_CROSS_CORRELATION, CG_CUDNN_DATA_FLOAT),
+    CK(api.cudnnCreateTensorDescriptor(&cv->xd), "cudnnCreateTensorDescriptor");
+    CK(api.cudnnCreateTensorDescriptor(&cv->yd), "cudnnCreateTensorDescriptor");
+    CK(api.cudnnCreateFilterDescriptor(&cv->wd), "cudnnCreateFilterDescriptor");
+    CK(api.cudnnCreateConvolutionDescriptor(&cv->cd), "cudnnCreateConvolutionDescriptor");
+    CK(api.cudnnSetTensor4dDescriptor(cv->xd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, C, H, W), "cudnnSetTensor4dDescriptor");
+    CK(api.cudnnSetFilter4dDescriptor(cv->wd, CG_CUDNN_DATA_FLOAT, CG_CUDNN_TENSOR_NCHW, K, C, R, S), "cudnnSetFilter4dDescriptor");
+    CK(api.cudnnSetConvolution2dDescriptor(cv->cd, PAD, PAD, 1, 1, 1, 1, CG_CUDNN_CROSS_CORRELATION, CG_CUDNN_DATA_FLOAT),
        "cudnnSetConvolution2dDescriptor");
-    CK(api.cudnnSetConvolutionMathType(cd, CG_CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
-    CK(api.cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow), "cudnnGetConvolution2dForwardOutputDim");
+    CK(api.cudnnSetConvolutionMathType(cv->cd, CG_CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    CK(api.cudnnGetConvolution2dForwardOutputDim(cv->cd, cv->xd, cv->wd, &on, &oc, &oh, &ow),
+       "cudnnGetConvolution2dForwardOutputDim");
     if (on != N || oc != K || oh != H || ow != W) {
         printf(" FAILED\n    output %dx%dx%dx%d, expected %dx%dx%dx%d\n", on, oc, oh, ow, N, K, H, W);
         return 1;
     }
-    CK(api.cudnnSetTensor4dDescriptor(yd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, K, H, W), "cudnnSetTensor4dDescriptor");
+    CK(api.cudnnSetTensor4dDescriptor(cv->yd, CG_CUDNN_TENSOR_NCHW, CG_CUDNN_DATA_FLOAT, N, K, H, W), "cudnnSetTensor4dDescriptor");
     ok("");
+    return 0;
+}
 
-    cudnnConvolutionFwdAlgoPerf_t fp[8], bdp[8], bfp[8];
+static int lookup_algos(struct conv *cv)
+{
     int nf = 0, nbd = 0, nbf = 0;
     step("algorithm lookup (..._v7: fwd, bwd data, bwd filter)");
-    CK(api.cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 8, &nf, fp), "cudnnGetConvolutionForwardAlgorithm_v7");
-    CK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 8, &nbd, bdp),
+    CK(api.cudnnGetConvolutionForwardAlgorithm_v7(cv->h, cv->xd, cv->wd, cv->cd, cv->yd, 8, &nf, cv->fp),
+       "cudnnGetConvolutionForwardAlgorithm_v7");
+    CK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(cv->h, cv->wd, cv->yd, cv->cd, cv->xd, 8, &nbd, cv->bdp),
        "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    CK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 8, &nbf, bfp),
+    CK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(cv->h, cv->xd, cv->yd, cv->cd, cv->wd, 8, &nbf, cv->bfp),
        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-    if (!nf || !nbd || !nbf || fp[0].status || bdp[0].status || bfp[0].status) {
+    if (!nf || !nbd || !nbf || cv->fp[0].status || cv->bdp[0].status || cv->bfp[0].status) {
         printf(" FAILED\n    no usable algorithm (forward %d, backward data %d, backward filter %d)\n", nf, nbd, nbf);
         return 1;
     }
     char msg[160];
-    snprintf(msg, sizeof msg, "algorithms %d, %d, %d", fp[0].algo, bdp[0].algo, bfp[0].algo);
+    snprintf(msg, sizeof msg, "algorithms %d, %d, %d", cv->fp[0].algo, cv->bdp[0].algo, cv->bfp[0].algo);
     ok(msg);
+    return 0;
+}
 
-    size_t w1 = 0, w2 = 0, w3 = 0;
-    step("workspace sizes and cudaMalloc");
-    CK(api.cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, fp[0].algo, &w1), "cudnnGetConvolutionForwardWorkspaceSize");
-    CK(api.cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, bdp[0].algo, &w2),
-       "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    CK(api.cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, bfp[0].algo, &w3),
-       "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-    size_t wsz = w1 > w2 ? w1 : w2;
-    wsz = wsz > w3 ? wsz : w3;
-    float hx[XS], hw[WS], hdy[YS], ry[YS], rdx[XS], rdw[WS], got_y[YS], got_dx[XS], got_dw[WS];
+/* the same small numbers each run, and what the CPU makes of them */
+static void fill_host(struct conv_data *d)
+{
     srand(7);
     for (int i = 0; i < XS; i++)
-        hx[i] = (float)(rand() % 17 - 8) / 8;
+        d->hx[i] = (float)(rand() % 17 - 8) / 8;
     for (int i = 0; i < WS; i++)
-        hw[i] = (float)(rand() % 13 - 6) / 6;
+        d->hw[i] = (float)(rand() % 13 - 6) / 6;
     for (int i = 0; i < YS; i++)
-        hdy[i] = (float)(rand() % 11 - 5) / 5;
-    reference(hx, hw, hdy, ry, rdx, rdw);
-    void *dx_, *dw_, *dy_, *dgx, *dgw, *ws = NULL;
-    CU(api.cudaMalloc(&dx_, sizeof hx), "cudaMalloc");
-    CU(api.cudaMalloc(&dw_, sizeof hw), "cudaMalloc");
-    CU(api.cudaMalloc(&dy_, sizeof hdy), "cudaMalloc");
-    CU(api.cudaMalloc(&dgx, sizeof hx), "cudaMalloc");
-    CU(api.cudaMalloc(&dgw, sizeof hw), "cudaMalloc");
-    if (wsz)
-        CU(api.cudaMalloc(&ws, wsz), "cudaMalloc");
-    CU(api.cudaMemcpy(dx_, hx, sizeof hx, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
-    CU(api.cudaMemcpy(dw_, hw, sizeof hw, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
-    snprintf(msg, sizeof msg, "workspace %zu bytes", wsz);
-    ok(msg);
+        d->hdy[i] = (float)(rand() % 11 - 5) / 5;
+    reference(d->hx, d->hw, d->hdy, d->ry, d->rdx, d->rdw);
+}
 
+static int allocate(struct conv *cv, struct conv_data *d)
+{
+    size_t w1 = 0, w2 = 0, w3 = 0;
+    step("workspace sizes and cudaMalloc");
+    CK(api.cudnnGetConvolutionForwardWorkspaceSize(cv->h, cv->xd, cv->wd, cv->cd, cv->yd, cv->fp[0].algo, &w1),
+       "cudnnGetConvolutionForwardWorkspaceSize");
+    CK(api.cudnnGetConvolutionBackwardDataWorkspaceSize(cv->h, cv->wd, cv->yd, cv->cd, cv->xd, cv->bdp[0].algo, &w2),
+       "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    CK(api.cudnnGetConvolutionBackwardFilterWorkspaceSize(cv->h, cv->xd, cv->yd, cv->cd, cv->wd, cv->bfp[0].algo, &w3),
+       "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    d->wsz = w1 > w2 ? w1 : w2;
+    d->wsz = d->wsz > w3 ? d->wsz : w3;
+    fill_host(d);
+    d->ws = NULL;
+    CU(api.cudaMalloc(&d->dx_, sizeof d->hx), "cudaMalloc");
+    CU(api.cudaMalloc(&d->dw_, sizeof d->hw), "cudaMalloc");
+    CU(api.cudaMalloc(&d->dy_, sizeof d->hdy), "cudaMalloc");
+    CU(api.cudaMalloc(&d->dgx, sizeof d->hx), "cudaMalloc");
+    CU(api.cudaMalloc(&d->dgw, sizeof d->hw), "cudaMalloc");
+    if (d->wsz)
+        CU(api.cudaMalloc(&d->ws, d->wsz), "cudaMalloc");
+    CU(api.cudaMemcpy(d->dx_, d->hx, sizeof d->hx, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    CU(api.cudaMemcpy(d->dw_, d->hw, sizeof d->hw, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    char msg[160];
+    snprintf(msg, sizeof msg, "workspace %zu bytes", d->wsz);
+    ok(msg);
+    return 0;
+}
+
+/* forward, backward data, backward filter, each against the CPU */
+static int run_passes(struct conv *cv, struct conv_data *d, double *worst)
+{
     float one = 1, zero = 0;
-    double worst = 0;
+    float got_y[YS], got_dx[XS], got_dw[WS];
     step("forward (cudnnConvolutionForward)");
-    CK(api.cudnnConvolutionForward(h, &one, xd, dx_, wd, dw_, cd, fp[0].algo, ws, wsz, &zero, yd, dy_), "cudnnConvolutionForward");
-    CU(api.cudaMemcpy(got_y, dy_, sizeof got_y, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
-    if (compare("forward", got_y, ry, YS, &worst))
+    CK(api.cudnnConvolutionForward(cv->h, &one, cv->xd, d->dx_, cv->wd, d->dw_, cv->cd, cv->fp[0].algo, d->ws, d->wsz,
+                                   &zero, cv->yd, d->dy_),
+       "cudnnConvolutionForward");
+    CU(api.cudaMemcpy(got_y, d->dy_, sizeof got_y, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("forward", got_y, d->ry, YS, worst))
         return 1;
-    CU(api.cudaMemcpy(dy_, hdy, sizeof hdy, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
+    CU(api.cudaMemcpy(d->dy_, d->hdy, sizeof d->hdy, CG_cudaMemcpyHostToDevice), "cudaMemcpy");
     step("backward data (cudnnConvolutionBackwardData)");
-    CK(api.cudnnConvolutionBackwardData(h, &one, wd, dw_, yd, dy_, cd, bdp[0].algo, ws, wsz, &zero, xd, dgx),
+    CK(api.cudnnConvolutionBackwardData(cv->h, &one, cv->wd, d->dw_, cv->yd, d->dy_, cv->cd, cv->bdp[0].algo, d->ws,
+                                        d->wsz, &zero, cv->xd, d->dgx),
        "cudnnConvolutionBackwardData");
-    CU(api.cudaMemcpy(got_dx, dgx, sizeof got_dx, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
-    if (compare("backward data", got_dx, rdx, XS, &worst))
+    CU(api.cudaMemcpy(got_dx, d->dgx, sizeof got_dx, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("backward data", got_dx, d->rdx, XS, worst))
         return 1;
     step("backward filter (cudnnConvolutionBackwardFilter)");
-    CK(api.cudnnConvolutionBackwardFilter(h, &one, xd, dx_, yd, dy_, cd, bfp[0].algo, ws, wsz, &zero, wd, dgw),
+    CK(api.cudnnConvolutionBackwardFilter(cv->h, &one, cv->xd, d->dx_, cv->yd, d->dy_, cv->cd, cv->bfp[0].algo, d->ws,
+                                          d->wsz, &zero, cv->wd, d->dgw),
        "cudnnConvolutionBackwardFilter");
-    CU(api.cudaMemcpy(got_dw, dgw, sizeof got_dw, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
-    if (compare("backward filter", got_dw, rdw, WS, &worst))
+    CU(api.cudaMemcpy(got_dw, d->dgw, sizeof got_dw, CG_cudaMemcpyDeviceToHost), "cudaMemcpy");
+    if (compare("backward filter", got_dw, d->rdw, WS, worst))
         return 1;
-    api.cudaFree(dx_), api.cudaFree(dw_), api.cudaFree(dy_), api.cudaFree(dgx), api.cudaFree(dgw);
-    if (ws)
-        api.cudaFree(ws);
-    api.cudnnDestroy(h);
+    return 0;
+}
+
+static int smoke_steps(const char *want)
+{
+    if (load(want))
+        return 1;
+    struct conv cv;
+    step("create the cuDNN handle (cudnnCreate)");
+    CK(api.cudnnCreate(&cv.h), "cudnnCreate");
+    ok("");
+    struct conv_data d;
+    double worst = 0;
+    if (describe(&cv) || lookup_algos(&cv) || allocate(&cv, &d) || run_passes(&cv, &d, &worst))
+        return 1;
+    api.cudaFree(d.dx_), api.cudaFree(d.dw_), api.cudaFree(d.dy_), api.cudaFree(d.dgx), api.cudaFree(d.dgw);
+    if (d.ws)
+        api.cudaFree(d.ws);
+    api.cudnnDestroy(cv.h);
     printf("smoke: ok: cuDNN forward, backward data and backward filter match the CPU (max relative error %.1e) in %.2f s\n",
            worst, now() - t_start);
     return 0;

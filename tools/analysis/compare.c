@@ -62,6 +62,57 @@ static char *key_driver(struct analysis *a, size_t ti, char **who)
 /* one value of a compared library: who has it (labels once each) */
 struct cvalue { char *value; json_t *labels, *seen; struct procs p; };
 
+/* who has one value: up to 6 by name, else counted (hosts for the driver) */
+static char *value_who(struct analysis *a, struct cvalue *c, bool per_host, bool last)
+{
+    size_t n = json_array_size(c->labels);
+    if (n <= 6) {
+        struct sbuf w = {0};
+        for (size_t k = 0; k < n; k++)
+            sb_printf(&w, "%s%s", k ? ", " : "", json_string_value(json_array_get(c->labels, k)));
+        return sb_take(&w);
+    }
+    if (per_host) {
+        char *h = hosts_text(a, &c->p);
+        char *who = xasprintf("%zu hosts (%s)", n, h);
+        free(h);
+        return who;
+    }
+    char *w = who_text(a, &c->p);
+    char *who = last ? xasprintf("the %zu others (%s)", n, w) : xasprintf("%zu processes (%s)", n, w);
+    free(w);
+    return who;
+}
+
+/* the values of one library that differ across processes, as an inconsistency */
+static void add_inconsistency(struct analysis *a, const char *what, struct cvalue *vals, size_t nv)
+{
+    json_t *values = json_array();
+    struct sbuf b = {0};
+    sb_printf(&b, "%s differs:", what);
+    bool per_host = strcmp(what, "NVIDIA driver") == 0;
+    /* the fewest first: the odd one out is what the user wants to see */
+    bool *done = calloc(nv, sizeof *done);
+    for (size_t shown = 0; shown < nv; shown++) {
+        size_t best = nv;
+        for (size_t k = 0; k < nv; k++)
+            if (!done[k] && (best == nv || json_array_size(vals[k].labels) < json_array_size(vals[best].labels)))
+                best = k;
+        done[best] = true;
+        struct cvalue *c = &vals[best];
+        size_t n = json_array_size(c->labels);
+        char *who = value_who(a, c, per_host, shown == nv - 1);
+        sb_printf(&b, "%s %s in %s", shown ? ";" : "", c->value, who);
+        json_array_append_new(values, json_pack("{s:s, s:O, s:I, s:s}", "value", c->value, "processes", c->labels,
+                                                "count", (json_int_t)n, "who", who));
+        free(who);
+    }
+    free(done);
+    char *text = sb_take(&b);
+    json_array_append_new(a->incons, json_pack("{s:s, s:s, s:o}", "what", what, "text", text, "values", values));
+    free(text);
+}
+
 static void compare(struct analysis *a, const char *what, key_fn key)
 {
     json_t *index = json_object(); /* value -> position in vals */
@@ -91,46 +142,8 @@ static void compare(struct analysis *a, const char *what, key_fn key)
         free(v);
         free(who);
     }
-    if (nv >= 2) {
-        json_t *values = json_array();
-        struct sbuf b = {0};
-        sb_printf(&b, "%s differs:", what);
-        bool per_host = strcmp(what, "NVIDIA driver") == 0;
-        /* the fewest first: the odd one out is what the user wants to see */
-        bool *done = calloc(nv, sizeof *done);
-        for (size_t shown = 0; shown < nv; shown++) {
-            size_t best = nv;
-            for (size_t k = 0; k < nv; k++)
-                if (!done[k] && (best == nv || json_array_size(vals[k].labels) < json_array_size(vals[best].labels)))
-                    best = k;
-            done[best] = true;
-            struct cvalue *c = &vals[best];
-            size_t n = json_array_size(c->labels);
-            char *who;
-            if (n <= 6) {
-                struct sbuf w = {0};
-                for (size_t k = 0; k < n; k++)
-                    sb_printf(&w, "%s%s", k ? ", " : "", json_string_value(json_array_get(c->labels, k)));
-                who = sb_take(&w);
-            } else if (per_host) {
-                char *h = hosts_text(a, &c->p);
-                who = xasprintf("%zu hosts (%s)", n, h);
-                free(h);
-            } else {
-                char *w = who_text(a, &c->p);
-                who = shown == nv - 1 ? xasprintf("the %zu others (%s)", n, w) : xasprintf("%zu processes (%s)", n, w);
-                free(w);
-            }
-            sb_printf(&b, "%s %s in %s", shown ? ";" : "", c->value, who);
-            json_array_append_new(values, json_pack("{s:s, s:O, s:I, s:s}", "value", c->value, "processes", c->labels,
-                                                    "count", (json_int_t)n, "who", who));
-            free(who);
-        }
-        free(done);
-        char *text = sb_take(&b);
-        json_array_append_new(a->incons, json_pack("{s:s, s:s, s:o}", "what", what, "text", text, "values", values));
-        free(text);
-    }
+    if (nv >= 2)
+        add_inconsistency(a, what, vals, nv);
     for (size_t k = 0; k < nv; k++) {
         free(vals[k].value);
         json_decref(vals[k].labels);

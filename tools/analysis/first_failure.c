@@ -66,11 +66,9 @@ static bool same_failure(struct analysis *a, size_t i, size_t j)
     return same;
 }
 
-void find_first_failure(struct analysis *a)
+/* the process that failed first by the wall clock (or the only one that failed) */
+static void earliest_failure(struct analysis *a, struct first_failure *ff)
 {
-    struct first_failure *ff = &a->ff;
-    memset(ff, 0, sizeof *ff);
-    ff->proc = ff->rival = -1;
     size_t nfailed = 0;
     for (size_t i = 0; i < a->s->n; i++) {
         struct proc_sum *p = &a->p[i];
@@ -88,10 +86,41 @@ void find_first_failure(struct analysis *a)
         for (size_t i = 0; i < a->s->n; i++)
             if (a->p[i].fail_t >= 0)
                 ff->proc = (int)i, ff->wall = a->s->t[i].wall + a->p[i].fail_t;
+}
+
+/* how process j, which failed at WHEN, failed after the first: the same way,
+ * killed (its signal counted), timed out, otherwise; the nearest on another
+ * host is the rival */
+static enum after_kind failed_after(struct analysis *a, size_t first, size_t j, double when)
+{
+    struct first_failure *ff = &a->ff;
+    struct trace *t = &a->s->t[j];
+    enum after_kind k;
+    const char *sig;
+    if (same_failure(a, first, j))
+        k = AFTER_SAME;
+    else if ((sig = killed_by(&a->p[j]))) {
+        k = AFTER_KILLED;
+        json_t *sigs = ff->after[k].signals ? ff->after[k].signals : (ff->after[k].signals = json_object());
+        json_object_set_new(sigs, sig, json_integer(jint(sigs, sig, 0) + 1));
+    } else if (timed_out(a, j))
+        k = AFTER_TIMEOUT;
+    else
+        k = AFTER_OTHER;
+    if (t->wall > 0 && strcmp(t->host, a->s->t[first].host) != 0 && (ff->rival < 0 || when - ff->wall < ff->rival_dt))
+        ff->rival = (int)j, ff->rival_dt = when - ff->wall;
+    return k;
+}
+
+void find_first_failure(struct analysis *a)
+{
+    struct first_failure *ff = &a->ff;
+    memset(ff, 0, sizeof *ff);
+    ff->proc = ff->rival = -1;
+    earliest_failure(a, ff);
     if (ff->proc < 0)
         return;
     size_t first = (size_t)ff->proc;
-    const char *host = a->s->t[first].host;
     for (int k = 0; k < AFTER_KINDS; k++)
         ff->after[k].dt_min = INFINITY, ff->after[k].dt_max = -INFINITY;
     for (size_t j = 0; j < a->s->n; j++) {
@@ -103,19 +132,7 @@ void find_first_failure(struct analysis *a)
         double when;
         if (q->fail_t >= 0) {
             when = t->wall + q->fail_t;
-            const char *sig;
-            if (same_failure(a, first, j))
-                k = AFTER_SAME;
-            else if ((sig = killed_by(q))) {
-                k = AFTER_KILLED;
-                json_t *sigs = ff->after[k].signals ? ff->after[k].signals : (ff->after[k].signals = json_object());
-                json_object_set_new(sigs, sig, json_integer(jint(sigs, sig, 0) + 1));
-            } else if (timed_out(a, j))
-                k = AFTER_TIMEOUT;
-            else
-                k = AFTER_OTHER;
-            if (t->wall > 0 && strcmp(t->host, host) != 0 && (ff->rival < 0 || when - ff->wall < ff->rival_dt))
-                ff->rival = (int)j, ff->rival_dt = when - ff->wall;
+            k = failed_after(a, first, j, when);
         } else if (!t->exit && !t->execd) {
             when = t->wall + t->t_last;
             if (t->wall <= 0 || when < ff->wall) { /* gone before it: not a consequence */

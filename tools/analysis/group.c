@@ -220,6 +220,67 @@ static int cmp_block_size(const void *x, const void *y)
     return b->head < c->head ? -1 : b->head > c->head;
 }
 
+/* a new block's group: the findings of one rule whose texts differ only in numbers */
+static void add_to_group(struct analysis *a, json_t *gkey, struct finding *f, int b)
+{
+    struct sbuf g = {0};
+    sb_printf(&g, "%s\x1f", f->r->id);
+    mask_digits(&g, f->title), sb_add(&g, "\x1f");
+    mask_digits(&g, f->cause), sb_add(&g, "\x1f");
+    mask_digits(&g, f->fix);
+    json_t *gi = json_object_get(gkey, g.s);
+    int gr;
+    if (gi) {
+        gr = (int)json_integer_value(gi);
+    } else {
+        gr = a->ngroups++;
+        json_object_set_new(gkey, g.s, json_integer(gr));
+        a->groups[gr].blocks = malloc(sizeof(int));
+    }
+    struct fgroup *G = &a->groups[gr];
+    if (G->nb && (G->nb & (G->nb - 1)) == 0)
+        G->blocks = realloc(G->blocks, (size_t)G->nb * 2 * sizeof(int));
+    G->blocks[G->nb++] = b;
+    a->blocks[b].group = gr;
+    free(g.s);
+}
+
+/* finding i's block: the findings of one rule with the same cause and fix */
+static int block_of(struct analysis *a, json_t *bkey, json_t *gkey, size_t i)
+{
+    struct finding *f = &a->f[i];
+    struct sbuf k = {0};
+    sb_printf(&k, "%s\x1f%s\x1f%s", f->r->id, f->cause, f->fix);
+    json_t *bi = json_object_get(bkey, k.s);
+    int b;
+    if (bi) {
+        b = (int)json_integer_value(bi);
+    } else {
+        b = a->nblocks++;
+        a->blocks[b].head = (int)i;
+        json_object_set_new(bkey, k.s, json_integer(b));
+        add_to_group(a, gkey, f, b);
+    }
+    free(k.s);
+    return b;
+}
+
+/* groups in rule-table order (root causes first), variants largest first */
+static void sort_groups(struct analysis *a)
+{
+    sort_a = a;
+    for (int g = 0; g < a->ngroups; g++)
+        qsort(a->groups[g].blocks, (size_t)a->groups[g].nb, sizeof(int), cmp_block_size);
+    qsort(a->groups, (size_t)a->ngroups, sizeof *a->groups, cmp_group);
+    for (int g = 0; g < a->ngroups; g++) {
+        struct fgroup *G = &a->groups[g];
+        for (int k = 0; k < G->nb; k++)
+            a->blocks[G->blocks[k]].group = g;
+        /* a group's processes in set order: its blocks were appended in finding order */
+        qsort(G->p.i, G->p.n, sizeof *G->p.i, cmp_size);
+    }
+}
+
 void group_findings(struct analysis *a)
 {
     json_t *bkey = json_object(), *gkey = json_object();
@@ -235,38 +296,7 @@ void group_findings(struct analysis *a)
         a->p[i].main_group = a->p[i].first_f = -1;
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];
-        struct sbuf k = {0};
-        sb_printf(&k, "%s\x1f%s\x1f%s", f->r->id, f->cause, f->fix);
-        json_t *bi = json_object_get(bkey, k.s);
-        int b;
-        if (bi) {
-            b = (int)json_integer_value(bi);
-        } else {
-            b = a->nblocks++;
-            a->blocks[b].head = (int)i;
-            json_object_set_new(bkey, k.s, json_integer(b));
-            struct sbuf g = {0};
-            sb_printf(&g, "%s\x1f", f->r->id);
-            mask_digits(&g, f->title), sb_add(&g, "\x1f");
-            mask_digits(&g, f->cause), sb_add(&g, "\x1f");
-            mask_digits(&g, f->fix);
-            json_t *gi = json_object_get(gkey, g.s);
-            int gr;
-            if (gi) {
-                gr = (int)json_integer_value(gi);
-            } else {
-                gr = a->ngroups++;
-                json_object_set_new(gkey, g.s, json_integer(gr));
-                a->groups[gr].blocks = malloc(sizeof(int));
-            }
-            struct fgroup *G = &a->groups[gr];
-            if (G->nb && (G->nb & (G->nb - 1)) == 0)
-                G->blocks = realloc(G->blocks, (size_t)G->nb * 2 * sizeof(int));
-            G->blocks[G->nb++] = b;
-            a->blocks[b].group = gr;
-            free(g.s);
-        }
-        free(k.s);
+        int b = block_of(a, bkey, gkey, i);
         fblock[i] = b;
         f->block = a->blocks[b].head;
         procs_add(&a->blocks[b].p, f->ti);
@@ -275,18 +305,7 @@ void group_findings(struct analysis *a)
     }
     json_decref(bkey);
     json_decref(gkey);
-    /* groups in rule-table order (root causes first), variants largest first */
-    sort_a = a;
-    for (int g = 0; g < a->ngroups; g++)
-        qsort(a->groups[g].blocks, (size_t)a->groups[g].nb, sizeof(int), cmp_block_size);
-    qsort(a->groups, (size_t)a->ngroups, sizeof *a->groups, cmp_group);
-    for (int g = 0; g < a->ngroups; g++) {
-        struct fgroup *G = &a->groups[g];
-        for (int k = 0; k < G->nb; k++)
-            a->blocks[G->blocks[k]].group = g;
-        /* a group's processes in set order: its blocks were appended in finding order */
-        qsort(G->p.i, G->p.n, sizeof *G->p.i, cmp_size);
-    }
+    sort_groups(a);
     /* a process's main finding: its first, the rule highest in the table */
     for (size_t i = 0; i < a->nf; i++) {
         struct proc_sum *p = &a->p[a->f[i].ti];

@@ -5,71 +5,62 @@
 
 #include "analysis/analysis.h"
 
-void summarise(struct analysis *a, size_t ti)
+/* one loaded library: the cuDNN dispatcher or a part, cudart, the driver */
+static void add_lib(struct proc_sum *p, json_t *e)
 {
-    struct trace *t = &a->s->t[ti];
-    struct proc_sum *p = &a->p[ti];
-    memset(p, 0, sizeof *p);
-    p->cudnn_ver = p->cudnn_built_for = p->cudart_ver = p->driver_ver = -1;
-    p->fail_t = -1;
+    p->nlibs++;
+    const char *fam = jstr(e, "family", ""), *path = jstr(e, "path", "?");
+    long long v = jint(e, "version", -1);
+    if (strcmp(fam, "cudnn") == 0) {
+        if (strncmp(jstr(e, "soname", base_name(path)), "libcudnn.so", 11) == 0)
+            p->cudnn_path = path;
+        else
+            p->nparts++;
+        if (!p->cudnn_path)
+            p->cudnn_path = path;
+        if (v > 0 && p->cudnn_ver > 0 && v != p->cudnn_ver)
+            p->cudnn_mixed = true;
+        if (v > p->cudnn_ver)
+            p->cudnn_ver = v;
+        if (jint(e, "cuda_built_for", -1) > 0)
+            p->cudnn_built_for = jint(e, "cuda_built_for", -1);
+    } else if (strcmp(fam, "cudart") == 0) {
+        p->cudart_path = path, p->cudart_ver = v;
+    } else if (strcmp(fam, "driver") == 0) {
+        p->driver_path = path, p->driver_ver = v;
+    }
+}
+
+/* versions belong to files: the dispatcher's own, and the parts that differ from it */
+static void cudnn_file_versions(struct trace *t, struct proc_sum *p)
+{
+    long long own = p->cudnn_path ? cudnn_file_version(t, p->cudnn_path) : -1;
+    if (own <= 0)
+        return;
+    struct sbuf mix = {0};
+    p->cudnn_ver = own;
+    p->cudnn_mixed = false;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
-        if (is_failure_event(t, i)) {
-            p->nfail++;
-            double tt = jnum(e, "t", 0);
-            if (p->fail_t < 0 || tt < p->fail_t) /* threads write slightly out of order */
-                p->fail_t = tt, p->fail_ev = e;
-        }
-        if (strcmp(jstr(e, "ev", ""), "lib") != 0)
+        const char *path = jstr(e, "path", "");
+        if (strcmp(jstr(e, "ev", ""), "lib") != 0 || strcmp(jstr(e, "family", ""), "cudnn") != 0 ||
+            strcmp(path, p->cudnn_path) == 0)
             continue;
-        p->nlibs++;
-        const char *fam = jstr(e, "family", ""), *path = jstr(e, "path", "?");
-        long long v = jint(e, "version", -1);
-        if (strcmp(fam, "cudnn") == 0) {
-            if (strncmp(jstr(e, "soname", base_name(path)), "libcudnn.so", 11) == 0)
-                p->cudnn_path = path;
-            else
-                p->nparts++;
-            if (!p->cudnn_path)
-                p->cudnn_path = path;
-            if (v > 0 && p->cudnn_ver > 0 && v != p->cudnn_ver)
-                p->cudnn_mixed = true;
-            if (v > p->cudnn_ver)
-                p->cudnn_ver = v;
-            if (jint(e, "cuda_built_for", -1) > 0)
-                p->cudnn_built_for = jint(e, "cuda_built_for", -1);
-        } else if (strcmp(fam, "cudart") == 0) {
-            p->cudart_path = path, p->cudart_ver = v;
-        } else if (strcmp(fam, "driver") == 0) {
-            p->driver_path = path, p->driver_ver = v;
+        long long v = cudnn_file_version(t, path);
+        char vb[32], d[4096];
+        if (v > 0 && v != own) {
+            p->cudnn_mixed = true;
+            if (mix.len < 300)
+                sb_printf(&mix, "%s%s %s from %s", mix.len ? ", " : "", base_name(path),
+                          fmt_cudnn_ver(v, vb, sizeof vb), dir_name(path, d, sizeof d));
         }
     }
-    /* versions belong to files: the dispatcher's own, and the parts that differ from it */
-    long long own = p->cudnn_path ? cudnn_file_version(t, p->cudnn_path) : -1;
-    if (own > 0) {
-        struct sbuf mix = {0};
-        p->cudnn_ver = own;
-        p->cudnn_mixed = false;
-        for (size_t i = 0; i < json_array_size(t->events); i++) {
-            json_t *e = json_array_get(t->events, i);
-            const char *path = jstr(e, "path", "");
-            if (strcmp(jstr(e, "ev", ""), "lib") != 0 || strcmp(jstr(e, "family", ""), "cudnn") != 0 ||
-                strcmp(path, p->cudnn_path) == 0)
-                continue;
-            long long v = cudnn_file_version(t, path);
-            char vb[32], d[4096];
-            if (v > 0 && v != own) {
-                p->cudnn_mixed = true;
-                if (mix.len < 300)
-                    sb_printf(&mix, "%s%s %s from %s", mix.len ? ", " : "", base_name(path),
-                              fmt_cudnn_ver(v, vb, sizeof vb), dir_name(path, d, sizeof d));
-            }
-        }
-        p->cudnn_mix = mix.len ? sb_take(&mix) : NULL;
-    }
-    if (p->driver_ver < 0)
-        for (size_t i = 0; i < json_array_size(t->events); i++)
-            p->driver_ver = jint(json_array_get(t->events, i), "driver_version", p->driver_ver);
+    p->cudnn_mix = mix.len ? sb_take(&mix) : NULL;
+}
+
+/* "rank 3 (gpu1:4242)", "gpu1:4242" or "pid 4242"; the command line, cut to 60 */
+static void name_process(struct analysis *a, struct trace *t, struct proc_sum *p)
+{
     if (t->rank >= 0)
         p->label = xasprintf("rank %lld (%s:%lld)", t->rank, t->host, t->pid);
     else if (a->nhosts > 1)
@@ -85,6 +76,31 @@ void summarise(struct analysis *a, size_t ti)
     if (b.len > 60)
         b.s[57] = b.s[58] = b.s[59] = '.', b.s[60] = 0;
     p->prog = b.len ? sb_take(&b) : xstrdup(base_name(jstr(t->start, "exe", "?")));
+}
+
+void summarise(struct analysis *a, size_t ti)
+{
+    struct trace *t = &a->s->t[ti];
+    struct proc_sum *p = &a->p[ti];
+    memset(p, 0, sizeof *p);
+    p->cudnn_ver = p->cudnn_built_for = p->cudart_ver = p->driver_ver = -1;
+    p->fail_t = -1;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_failure_event(t, i)) {
+            p->nfail++;
+            double tt = jnum(e, "t", 0);
+            if (p->fail_t < 0 || tt < p->fail_t) /* threads write slightly out of order */
+                p->fail_t = tt, p->fail_ev = e;
+        }
+        if (strcmp(jstr(e, "ev", ""), "lib") == 0)
+            add_lib(p, e);
+    }
+    cudnn_file_versions(t, p);
+    if (p->driver_ver < 0)
+        for (size_t i = 0; i < json_array_size(t->events); i++)
+            p->driver_ver = jint(json_array_get(t->events, i), "driver_version", p->driver_ver);
+    name_process(a, t, p);
 }
 
 char *lib_summary(struct proc_sum *p)

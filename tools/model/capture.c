@@ -499,7 +499,7 @@ void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
 }
 
 /* ---- what the report shows */
-static json_t *marker_of(struct trace *t)
+json_t *capture_marker(struct trace *t)
 {
     for (size_t i = json_array_size(t->events); i-- > 0;)
         if (strcmp(jstr(json_array_get(t->events, i), "ev", ""), "output_capture") == 0)
@@ -507,10 +507,7 @@ static json_t *marker_of(struct trace *t)
     return NULL;
 }
 
-/* The lines "you see" quotes: the exception line and up to three quotable
- * lines before it (the framework's log near the failure); without an
- * exception, the last three.  Returns a new array of output events. */
-static json_t *quoted(struct trace *t)
+json_t *capture_quoted(struct trace *t)
 {
     json_t *out = json_array(), *all = json_array();
     json_t *ex = NULL;
@@ -542,10 +539,10 @@ static json_t *quoted(struct trace *t)
 
 char *capture_symptom(struct trace *t)
 {
-    json_t *m = marker_of(t);
+    json_t *m = capture_marker(t);
     if (!m)
         return NULL;
-    json_t *q = quoted(t);
+    json_t *q = capture_quoted(t);
     struct sbuf b = {0};
     for (size_t i = 0; i < json_array_size(q); i++)
         sb_printf(&b, "%s\"%s\"", i ? "; " : "", jstr(json_array_get(q, i), "text", ""));
@@ -557,40 +554,4 @@ char *capture_symptom(struct trace *t)
         sb_printf(&b, " (%s)", stream);
     json_decref(q);
     return sb_take(&b);
-}
-
-void capture_json(json_t *report, struct trace_set *s)
-{
-    json_t *procs = jget(report, "processes"), *finds = jget(report, "findings");
-    for (size_t i = 0; i < json_array_size(procs) && i < s->n; i++) {
-        struct trace *t = &s->t[i];
-        json_t *m = marker_of(t);
-        json_t *c = json_null();
-        if (m) {
-            json_t *lines = json_array(), *q = quoted(t);
-            for (size_t k = 0; k < json_array_size(t->events); k++) {
-                json_t *e = json_array_get(t->events, k);
-                if (strcmp(jstr(e, "ev", ""), "output") == 0)
-                    json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:b, s:b}", "text", jstr(e, "text", ""),
-                                                           "pattern", jstr(e, "pattern", ""), "kind",
-                                                           jstr(e, "kind", ""), "exception", jtrue(e, "exception"),
-                                                           "quoted", 0));
-            }
-            for (size_t k = 0; k < json_array_size(lines); k++)
-                for (size_t j = 0; j < json_array_size(q); j++)
-                    if (strcmp(jstr(json_array_get(lines, k), "text", ""), jstr(json_array_get(q, j), "text", "")) == 0)
-                        json_object_set_new(json_array_get(lines, k), "quoted", json_true());
-            json_decref(q);
-            c = json_pack("{s:s, s:s, s:s, s:I, s:o}", "file", jstr(m, "file", ""), "stream", jstr(m, "stream", ""),
-                          "mode", jstr(m, "mode", ""), "bytes", (json_int_t)jint(m, "bytes", -1), "lines", lines);
-        }
-        json_object_set_new(json_array_get(procs, i), "captured", c ? c : json_null());
-    }
-    for (size_t i = 0; i < json_array_size(finds); i++) {
-        json_t *f = json_array_get(finds, i);
-        json_t *who = json_array_get(jget(f, "processes"), 0);
-        long long p = json_is_integer(who) ? json_integer_value(who) : -1;
-        bool cap = p >= 0 && (size_t)p < s->n && marker_of(&s->t[p]);
-        json_object_set_new(f, "you_see_source", json_string(cap ? "stderr" : "template"));
-    }
 }

@@ -36,11 +36,15 @@ size_t rank_prefix(const char *line, size_t len, char *kind, long *num);
  * quotable line (docs/cli.md lists their fields).  since > 0: captures of
  * runs that started before it are ignored. */
 void capture_attach(struct trace_set *s, char **paths, int npaths, double since);
+/* The process's `output_capture` event (its capture's file, stream, mode,
+ * bytes), NULL when it has no capture. */
+json_t *capture_marker(struct trace *t);
+/* The lines "you see" quotes: the exception line and up to three quotable
+ * lines before it (the framework's log near the failure); without an
+ * exception, the last three.  Returns a new array of output events. */
+json_t *capture_quoted(struct trace *t);
 /* "you see" from the captured lines of process ti, or NULL when it has no
  * capture (then the rule's template stays). */
 char *capture_symptom(struct trace *t);
-/* Adds `you_see_source` to each finding and `captured` to each process of a
- * report's JSON (docs/report-json.md). */
-void capture_json(json_t *report, struct trace_set *s);
 
 #endif

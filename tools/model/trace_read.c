@@ -369,6 +369,42 @@ static long missing_seqs(long long *seqs, size_t n)
     return gaps;
 }
 
+/* a line whose keys are written with escapes: jansson reads it, and gives the
+ * scan's fields; NULL if it is not JSON */
+static json_t *parse_escaped(const char *line, size_t n, struct json_scan *sc)
+{
+    json_error_t err;
+    json_t *ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+    if (!ev)
+        return NULL;
+    sc->has_ev = json_is_string(json_object_get(ev, "ev"));
+    sc->ev = jstr(ev, "ev", ""), sc->ev_len = strlen(sc->ev);
+    sc->seq = jint(ev, "seq", -1), sc->has_seq = json_object_get(ev, "seq") != NULL;
+    sc->t = jnum(ev, "t", 0), sc->pid = jint(ev, "pid", -1), sc->truncated = jtrue(ev, "truncated");
+    sc->workspace = jint(ev, "workspace", -1), sc->mem_free = jint(ev, "mem.free", -1);
+    return ev;
+}
+
+/* a line that is no event: the last one cut short by a crash, or a bad one */
+static void bad_line(struct trace *t, bool whole)
+{
+    if (!whole)
+        t->st.last_line_cut = true;
+    else
+        t->st.bad_lines++;
+}
+
+static void add_seq(struct reading *r, long long seq)
+{
+    if (r->nseq == r->capseq) {
+        r->capseq = r->capseq ? r->capseq * 2 : 256;
+        r->seqs = realloc(r->seqs, r->capseq * sizeof *r->seqs);
+        if (!r->seqs)
+            exit(2);
+    }
+    r->seqs[r->nseq++] = seq;
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -380,24 +416,11 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     /* a key written with escapes ("\u0065v") may be one of the picked fields:
      * jansson decides, and gives them */
     json_t *ev = NULL;
-    if (ok && (sc.escaped_key || sc.ev_escaped)) {
-        json_error_t err;
-        ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-        ok = ev != NULL;
-        if (ok) {
-            sc.has_ev = json_is_string(json_object_get(ev, "ev"));
-            sc.ev = jstr(ev, "ev", ""), sc.ev_len = strlen(sc.ev);
-            sc.seq = jint(ev, "seq", -1), sc.has_seq = json_object_get(ev, "seq") != NULL;
-            sc.t = jnum(ev, "t", 0), sc.pid = jint(ev, "pid", -1), sc.truncated = jtrue(ev, "truncated");
-            sc.workspace = jint(ev, "workspace", -1), sc.mem_free = jint(ev, "mem.free", -1);
-        }
-    }
+    if (ok && (sc.escaped_key || sc.ev_escaped))
+        ok = (ev = parse_escaped(line, n, &sc)) != NULL;
     if (!ok || !sc.has_ev) {
         json_decref(ev);
-        if (!whole)
-            t->st.last_line_cut = true;
-        else
-            t->st.bad_lines++;
+        bad_line(t, whole);
         return;
     }
     int kind = name_index(sc.ev, sc.ev_len);
@@ -406,10 +429,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
         if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
             json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
-            if (!whole)
-                t->st.last_line_cut = true;
-            else
-                t->st.bad_lines++;
+            bad_line(t, whole);
             return;
         }
     }
@@ -418,15 +438,8 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         *first_pid = sc.pid;
     if (sc.truncated)
         t->st.cut_lines++;
-    if (sc.has_seq && sc.seq >= 0) {
-        if (r->nseq == r->capseq) {
-            r->capseq = r->capseq ? r->capseq * 2 : 256;
-            r->seqs = realloc(r->seqs, r->capseq * sizeof *r->seqs);
-            if (!r->seqs)
-                exit(2);
-        }
-        r->seqs[r->nseq++] = sc.seq;
-    }
+    if (sc.has_seq && sc.seq >= 0)
+        add_seq(r, sc.seq);
     if (sc.t > t->t_last)
         t->t_last = sc.t;
     tl_add(t, sc.t, TL_FREE, sc.mem_free);

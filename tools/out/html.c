@@ -25,74 +25,99 @@ static void esc(FILE *o, const char *s)
 #define LEFT 70
 #define MAX_LANES 16
 
-static void lane(FILE *o, struct analysis *a, size_t ti, int y0, double t0, double span)
+/* where one lane lies, and how its times and sizes map to points */
+struct lane_geom {
+    int y0, h, base;
+    long long top;
+    double off, t0, span;
+};
+
+static int lane_x(const struct lane_geom *g, double t)
 {
-    struct trace *t = &a->s->t[ti];
-    json_t *evs = t->events;
-    long long top = t->tl_top;
-    int h = LANE - 40, base = y0 + 20 + h;
+    return LEFT + (int)((t + g->off - g->t0) / g->span * (W - LEFT - 20));
+}
+
+static int lane_y(const struct lane_geom *g, long long b)
+{
+    return g->base - (int)((double)b / (double)g->top * g->h);
+}
+
+/* free memory as a line, the sizes asked for as bars: from every event (the reader's timeline) */
+static void lane_memory(FILE *o, struct trace *t, const struct lane_geom *g)
+{
     char sz[32];
-    fprintf(o, "<text x=\"4\" y=\"%d\" class=\"lab\">", y0 + 12);
-    esc(o, a->p[ti].label);
-    fputs(" ", o);
-    esc(o, a->p[ti].prog);
-    fprintf(o, "</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", LEFT, base, W - 10, base);
-    fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", LEFT, y0 + 20, LEFT, base);
-    if (top > 0)
-        fprintf(o, "<text x=\"4\" y=\"%d\" class=\"small\">%s</text>\n", y0 + 30, fmt_size(top, sz, sizeof sz));
-    else
-        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"small\">no GPU memory readings in this trace</text>\n", LEFT + 8,
-                y0 + 34);
-    double off = t->wall > 0 ? t->wall : 0;
-#define X(tt) (LEFT + (int)(((tt) + off - t0) / span * (W - LEFT - 20)))
-#define Y(b) (base - (int)((double)(b) / (double)top * h))
-    /* free memory as a line, the sizes asked for as bars: from every event (the reader's timeline) */
     struct sbuf pts = {0};
-    for (int i = 0; i < t->ntl && top > 0; i++)
+    for (int i = 0; i < t->ntl && g->top > 0; i++)
         if (t->tl[i].kind == TL_FREE)
-            sb_printf(&pts, "%d,%d ", X(t->tl[i].t), Y(t->tl[i].v));
+            sb_printf(&pts, "%d,%d ", lane_x(g, t->tl[i].t), lane_y(g, t->tl[i].v));
     if (pts.len)
         fprintf(o, "<polyline points=\"%s\" class=\"free\"><title>free GPU memory</title></polyline>\n", pts.s);
     free(pts.s);
-    for (int i = 0; i < t->ntl && top > 0; i++) {
+    for (int i = 0; i < t->ntl && g->top > 0; i++) {
         struct tl_point *q = &t->tl[i];
         if (q->kind == TL_FREE || q->v <= 0)
             continue;
         bool al = q->kind == TL_ALLOC;
-        int x = X(q->t);
-        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"5\" height=\"%d\" class=\"%s\"><title>", x - 2, Y(q->v),
-                base - Y(q->v) > 1 ? base - Y(q->v) : 1, al ? "alloc" : q->kind == TL_FB ? "fb" : "ws");
+        int x = lane_x(g, q->t), y = lane_y(g, q->v);
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"5\" height=\"%d\" class=\"%s\"><title>", x - 2, y,
+                g->base - y > 1 ? g->base - y : 1, al ? "alloc" : q->kind == TL_FB ? "fb" : "ws");
         fprintf(o, "%s %s</title></rect>\n", al ? "allocation" : "workspace", fmt_size(q->v, sz, sizeof sz));
     }
+}
+
+/* the events on the lane: libraries loaded (ticks), fallbacks, failures (the first four labelled) */
+static void lane_events(FILE *o, struct trace *t, const struct lane_geom *g)
+{
+    json_t *evs = t->events;
     int labels = 0;
     for (size_t i = 0; i < json_array_size(evs); i++) {
         json_t *e = json_array_get(evs, i);
         const char *n = jstr(e, "ev", "");
-        int x = X(jnum(e, "t", 0));
+        int x = lane_x(g, jnum(e, "t", 0));
         if (strcmp(n, "lib") == 0)
             fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"lib\"><title>%s</title></line>\n", x,
-                    base, x, base + 6, base_name(jstr(e, "path", "?")));
+                    g->base, x, g->base + 6, base_name(jstr(e, "path", "?")));
         if (strcmp(n, "fallback") == 0) {
-            fprintf(o, "<path d=\"M%d %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ", x, y0 + 18);
+            fprintf(o, "<path d=\"M%d %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ", x, g->y0 + 18);
             esc(o, jstr(e, "action", "?"));
             fputs("</title></path>\n", o);
         }
         if (is_failure_event(t, i)) {
             char *d = describe_event(e);
-            fprintf(o, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" class=\"fail\"><title>", x, base);
+            fprintf(o, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" class=\"fail\"><title>", x, g->base);
             esc(o, d);
             fputs("</title></circle>\n", o);
             if (labels++ < 4) {
                 /* left-aligned under the lane title: long texts never run off the right */
-                fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ftext\">", LEFT + 60, y0 + 22 + labels * 13);
+                fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ftext\">", LEFT + 60, g->y0 + 22 + labels * 13);
                 esc(o, d);
                 fputs("</text>\n", o);
             }
             free(d);
         }
     }
-#undef X
-#undef Y
+}
+
+static void lane(FILE *o, struct analysis *a, size_t ti, int y0, double t0, double span)
+{
+    struct trace *t = &a->s->t[ti];
+    struct lane_geom g = {.y0 = y0, .h = LANE - 40, .top = t->tl_top, .t0 = t0, .span = span};
+    g.base = y0 + 20 + g.h;
+    char sz[32];
+    fprintf(o, "<text x=\"4\" y=\"%d\" class=\"lab\">", y0 + 12);
+    esc(o, a->p[ti].label);
+    fputs(" ", o);
+    esc(o, a->p[ti].prog);
+    fprintf(o, "</text>\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", LEFT, g.base, W - 10, g.base);
+    fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", LEFT, y0 + 20, LEFT, g.base);
+    if (g.top > 0)
+        fprintf(o, "<text x=\"4\" y=\"%d\" class=\"small\">%s</text>\n", y0 + 30, fmt_size(g.top, sz, sizeof sz));
+    else
+        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"small\">no GPU memory readings in this trace</text>\n", LEFT + 8,
+                y0 + 34);
+    g.off = t->wall > 0 ? t->wall : 0;
+    lane_memory(o, t, &g);
+    lane_events(o, t, &g);
 }
 
 static bool has_timeline(struct analysis *a, size_t i)
@@ -184,6 +209,34 @@ static void who_details(FILE *o, struct analysis *a, const struct procs *p)
     free(w);
 }
 
+/* a finding's other blocks: the same cause with other numbers or paths, folded */
+static void variants(FILE *o, struct analysis *a, struct fgroup *g, struct finding *f)
+{
+    struct block *b0 = &a->blocks[g->blocks[0]];
+    fputs(" <small>(", o);
+    char *w = who_counted(a, &b0->p);
+    esc(o, w);
+    free(w);
+    fprintf(o, ")</small><details><summary>%d variant%s: other numbers or paths</summary><ul>\n", g->nb - 1,
+            g->nb > 2 ? "s" : "");
+    for (int k = 1; k < g->nb; k++) {
+        struct block *b = &a->blocks[g->blocks[k]];
+        struct finding *e = &a->f[b->head];
+        fputs("<li><b>", o);
+        w = who_counted(a, &b->p);
+        esc(o, w);
+        free(w);
+        fputs("</b>: ", o);
+        esc(o, e->cause);
+        if (strcmp(e->fix, f->fix) != 0) {
+            fputs("; fix: ", o);
+            esc(o, e->fix);
+        }
+        fputs("</li>\n", o);
+    }
+    fputs("</ul></details>", o);
+}
+
 static void problem(FILE *o, struct analysis *a, struct fgroup *g)
 {
     struct block *b0 = &a->blocks[g->blocks[0]];
@@ -211,30 +264,8 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
     }
     fputs("</dd><dt>cause</dt><dd>", o);
     esc(o, f->cause);
-    if (g->nb > 1) {
-        fputs(" <small>(", o);
-        w = who_counted(a, &b0->p);
-        esc(o, w);
-        free(w);
-        fprintf(o, ")</small><details><summary>%d variant%s: other numbers or paths</summary><ul>\n", g->nb - 1,
-                g->nb > 2 ? "s" : "");
-        for (int k = 1; k < g->nb; k++) {
-            struct block *b = &a->blocks[g->blocks[k]];
-            struct finding *e = &a->f[b->head];
-            fputs("<li><b>", o);
-            w = who_counted(a, &b->p);
-            esc(o, w);
-            free(w);
-            fputs("</b>: ", o);
-            esc(o, e->cause);
-            if (strcmp(e->fix, f->fix) != 0) {
-                fputs("; fix: ", o);
-                esc(o, e->fix);
-            }
-            fputs("</li>\n", o);
-        }
-        fputs("</ul></details>", o);
-    }
+    if (g->nb > 1)
+        variants(o, a, g, f);
     fputs("</dd><dt>fix</dt><dd>", o);
     esc(o, f->fix);
     fputs("</dd>", o);
@@ -246,69 +277,81 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
     fputs("</dl></div>\n", o);
 }
 
-int write_html(struct analysis *a, const char *path)
+/* the page's head and style */
+static const char page_head[] =
+    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>convguard report</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
+    "h1{font-size:22px} h2{font-size:17px;margin-top:28px}\n"
+    ".problem{border-left:6px solid #c62828;padding:6px 12px;margin:12px 0;background:#fff5f5}\n"
+    ".problem.warning{border-color:#ef6c00;background:#fff8ee}\n"
+    ".layer{font-size:12px;background:#444;color:#fff;padding:1px 6px;border-radius:3px}\n"
+    "dt{font-weight:bold;margin-top:4px} dd{margin-left:16px} code{background:#eee}\n"
+    "table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}\n"
+    "details{margin:4px 0} summary{cursor:pointer}\n"
+    ".ok{color:#2e7d32;font-weight:bold}\n"
+    "svg{border:1px solid #ddd;background:#fcfcfc} .lab{font:bold 12px sans-serif}\n"
+    ".small{font:11px sans-serif;fill:#555} .ftext{font:11px sans-serif;fill:#b71c1c}\n"
+    ".axis{stroke:#999} .free{fill:none;stroke:#2e7d32;stroke-width:2} .alloc{fill:#c62828;opacity:.7}\n"
+    ".ws{fill:#ef6c00;opacity:.7} .fb{fill:#1565c0;opacity:.5} .fbm{fill:#1565c0} .lib{stroke:#777}\n"
+    ".fail{fill:#c62828;stroke:#fff}\n"
+    "</style></head><body>\n<h1>convguard report</h1>\n";
+
+/* "N processes on M hosts: K problems" */
+static void counts_line(FILE *o, struct analysis *a)
 {
-    FILE *o = fopen(path, "w");
-    if (!o)
-        return -1;
-    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>convguard report</title>\n<style>\n"
-          "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
-          "h1{font-size:22px} h2{font-size:17px;margin-top:28px}\n"
-          ".problem{border-left:6px solid #c62828;padding:6px 12px;margin:12px 0;background:#fff5f5}\n"
-          ".problem.warning{border-color:#ef6c00;background:#fff8ee}\n"
-          ".layer{font-size:12px;background:#444;color:#fff;padding:1px 6px;border-radius:3px}\n"
-          "dt{font-weight:bold;margin-top:4px} dd{margin-left:16px} code{background:#eee}\n"
-          "table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}\n"
-          "details{margin:4px 0} summary{cursor:pointer}\n"
-          ".ok{color:#2e7d32;font-weight:bold}\n"
-          "svg{border:1px solid #ddd;background:#fcfcfc} .lab{font:bold 12px sans-serif}\n"
-          ".small{font:11px sans-serif;fill:#555} .ftext{font:11px sans-serif;fill:#b71c1c}\n"
-          ".axis{stroke:#999} .free{fill:none;stroke:#2e7d32;stroke-width:2} .alloc{fill:#c62828;opacity:.7}\n"
-          ".ws{fill:#ef6c00;opacity:.7} .fb{fill:#1565c0;opacity:.5} .fbm{fill:#1565c0} .lib{stroke:#777}\n"
-          ".fail{fill:#c62828;stroke:#fff}\n"
-          "</style></head><body>\n<h1>convguard report</h1>\n", o);
     int problems = analysis_problems(a);
     fprintf(o, "<p>%zu process%s on %d host%s: ", a->s->n, a->s->n == 1 ? "" : "es", a->nhosts, a->nhosts == 1 ? "" : "s");
     if (problems)
         fprintf(o, "<b>%d problem%s</b></p>\n", problems, problems > 1 ? "s" : "");
     else
         fputs("<span class=\"ok\">no problem found</span></p>\n", o);
+}
+
+/* the first failure across processes, what came after it, the clocks' note */
+static void first_failure_section(FILE *o, struct analysis *a)
+{
     char *head = a->s->n > 1 ? first_failure_head(a) : NULL;
-    if (head) {
-        fputs("<h2>First failure</h2>\n<p>", o);
-        esc(o, head);
-        fputs("</p>\n<ul>\n", o);
-        free(head);
-        for (int k = 0; k < AFTER_KINDS; k++) {
-            char *t = after_text(a, (enum after_kind)k);
-            if (!t)
-                continue;
-            fputs("<li>", o);
-            esc(o, t);
-            fputs("</li>\n", o);
-            free(t);
-        }
-        fputs("</ul>\n", o);
-        char *c = clock_note(a);
-        if (c) {
-            fputs("<p><small>", o);
-            esc(o, c);
-            fputs("</small></p>\n", o);
-            free(c);
-        }
+    if (!head)
+        return;
+    fputs("<h2>First failure</h2>\n<p>", o);
+    esc(o, head);
+    fputs("</p>\n<ul>\n", o);
+    free(head);
+    for (int k = 0; k < AFTER_KINDS; k++) {
+        char *t = after_text(a, (enum after_kind)k);
+        if (!t)
+            continue;
+        fputs("<li>", o);
+        esc(o, t);
+        fputs("</li>\n", o);
+        free(t);
     }
-    for (int g = 0; g < a->ngroups; g++)
-        problem(o, a, &a->groups[g]);
-    if (json_array_size(a->incons)) {
-        fputs("<h2>Inconsistent across processes</h2><ul>\n", o);
-        for (size_t i = 0; i < json_array_size(a->incons); i++) {
-            fputs("<li>", o);
-            esc(o, jstr(json_array_get(a->incons, i), "text", "?"));
-            fputs("</li>\n", o);
-        }
-        fputs("</ul>\n", o);
+    fputs("</ul>\n", o);
+    char *c = clock_note(a);
+    if (c) {
+        fputs("<p><small>", o);
+        esc(o, c);
+        fputs("</small></p>\n", o);
+        free(c);
     }
-    /* the timeline: one lane per chosen process */
+}
+
+static void inconsistent_section(FILE *o, struct analysis *a)
+{
+    if (!json_array_size(a->incons))
+        return;
+    fputs("<h2>Inconsistent across processes</h2><ul>\n", o);
+    for (size_t i = 0; i < json_array_size(a->incons); i++) {
+        fputs("<li>", o);
+        esc(o, jstr(json_array_get(a->incons, i), "text", "?"));
+        fputs("</li>\n", o);
+    }
+    fputs("</ul>\n", o);
+}
+
+/* the timeline: one lane per chosen process */
+static void timeline(FILE *o, struct analysis *a)
+{
     size_t pick[MAX_LANES];
     int lanes = pick_lanes(a, pick);
     double t0 = 1e300, t1 = -1e300;
@@ -318,74 +361,96 @@ int write_html(struct analysis *a, const char *path)
         t0 = off < t0 ? off : t0;
         t1 = off + t->t_last > t1 ? off + t->t_last : t1;
     }
-    if (lanes) {
-        double span = t1 - t0 > 1e-6 ? t1 - t0 : 1;
-        fputs("<h2>Timeline</h2>\n<p><small>green line: free GPU memory; red bars: allocations that failed; orange: "
-              "workspace requests; blue: fallbacks; red dots: failures; grey ticks: libraries loaded", o);
-        if ((size_t)lanes < a->s->n)
-            fprintf(o, "; %d of the %zu processes: the first to fail and one of each kind", lanes, a->s->n);
-        fputs("</small></p>\n", o);
-        fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W,
-                lanes * LANE + 20, W, lanes * LANE + 20);
-        for (int k = 0; k < lanes; k++)
-            lane(o, a, pick[k], k * LANE, t0, span);
-        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"small\">%.3f s</text>\n", W - 70, lanes * LANE + 14, span);
-        fputs("</svg>\n", o);
+    if (!lanes)
+        return;
+    double span = t1 - t0 > 1e-6 ? t1 - t0 : 1;
+    fputs("<h2>Timeline</h2>\n<p><small>green line: free GPU memory; red bars: allocations that failed; orange: "
+          "workspace requests; blue: fallbacks; red dots: failures; grey ticks: libraries loaded", o);
+    if ((size_t)lanes < a->s->n)
+        fprintf(o, "; %d of the %zu processes: the first to fail and one of each kind", lanes, a->s->n);
+    fputs("</small></p>\n", o);
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W,
+            lanes * LANE + 20, W, lanes * LANE + 20);
+    for (int k = 0; k < lanes; k++)
+        lane(o, a, pick[k], k * LANE, t0, span);
+    fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"small\">%.3f s</text>\n", W - 70, lanes * LANE + 14, span);
+    fputs("</svg>\n", o);
+}
+
+/* one folded table of processes: "WHO: WHAT LINE" above it */
+static void folded_table(FILE *o, struct analysis *a, struct procs *p, const char *what, const char *line)
+{
+    char *w = who_counted(a, p);
+    fputs("<details><summary>", o);
+    esc(o, w);
+    fputs(what, o);
+    if (line)
+        esc(o, line);
+    fputs("</summary>\n", o);
+    fputs(table_head, o);
+    for (size_t k = 0; k < p->n; k++)
+        process_row(o, a, p->i[k], 3);
+    fputs("</table></details>\n", o);
+    free(w);
+}
+
+/* many processes: one folded table per kind of process, the largest first; the rest last */
+static void process_tables_folded(FILE *o, struct analysis *a)
+{
+    bool *listed = calloc(a->s->n, 1);
+    if (!listed)
+        exit(2);
+    int *order = malloc((size_t)(a->npgroups ? a->npgroups : 1) * sizeof *order);
+    for (int g = 0; g < a->npgroups; g++)
+        order[g] = g;
+    for (int x = 1; x < a->npgroups; x++)
+        for (int y = x; y > 0 && a->pgroups[order[y]].p.n > a->pgroups[order[y - 1]].p.n; y--) {
+            int z = order[y];
+            order[y] = order[y - 1], order[y - 1] = z;
+        }
+    for (int g = 0; g < a->npgroups; g++) {
+        struct pgroup *pg = &a->pgroups[order[g]];
+        folded_table(o, a, &pg->p, ": ", pg->line);
+        for (size_t k = 0; k < pg->p.n; k++)
+            listed[pg->p.i[k]] = true;
     }
+    free(order);
+    struct procs rest = {0};
+    for (size_t i = 0; i < a->s->n; i++)
+        if (!listed[i])
+            procs_add(&rest, i);
+    if (rest.n)
+        folded_table(o, a, &rest, ": no CUDA library, no failure", NULL);
+    procs_free(&rest);
+    free(listed);
+}
+
+static void processes_section(FILE *o, struct analysis *a)
+{
     fputs("<h2>Processes</h2>\n", o);
-    if (a->s->n <= MAX_LANES) {
-        fputs(table_head, o);
-        for (size_t i = 0; i < a->s->n; i++)
-            process_row(o, a, i, 10);
-        fputs("</table>\n", o);
-    } else {
-        /* one folded table per kind of process, the largest first; the rest last */
-        bool *listed = calloc(a->s->n, 1);
-        if (!listed)
-            exit(2);
-        int *order = malloc((size_t)(a->npgroups ? a->npgroups : 1) * sizeof *order);
-        for (int g = 0; g < a->npgroups; g++)
-            order[g] = g;
-        for (int x = 1; x < a->npgroups; x++)
-            for (int y = x; y > 0 && a->pgroups[order[y]].p.n > a->pgroups[order[y - 1]].p.n; y--) {
-                int z = order[y];
-                order[y] = order[y - 1], order[y - 1] = z;
-            }
-        for (int g = 0; g < a->npgroups; g++) {
-            struct pgroup *pg = &a->pgroups[order[g]];
-            char *w = who_counted(a, &pg->p);
-            fputs("<details><summary>", o);
-            esc(o, w);
-            fputs(": ", o);
-            esc(o, pg->line);
-            fputs("</summary>\n", o);
-            fputs(table_head, o);
-            for (size_t k = 0; k < pg->p.n; k++) {
-                process_row(o, a, pg->p.i[k], 3);
-                listed[pg->p.i[k]] = true;
-            }
-            fputs("</table></details>\n", o);
-            free(w);
-        }
-        free(order);
-        struct procs rest = {0};
-        for (size_t i = 0; i < a->s->n; i++)
-            if (!listed[i])
-                procs_add(&rest, i);
-        if (rest.n) {
-            char *w = who_counted(a, &rest);
-            fputs("<details><summary>", o);
-            esc(o, w);
-            fputs(": no CUDA library, no failure</summary>\n", o);
-            fputs(table_head, o);
-            for (size_t k = 0; k < rest.n; k++)
-                process_row(o, a, rest.i[k], 3);
-            fputs("</table></details>\n", o);
-            free(w);
-        }
-        procs_free(&rest);
-        free(listed);
+    if (a->s->n > MAX_LANES) {
+        process_tables_folded(o, a);
+        return;
     }
+    fputs(table_head, o);
+    for (size_t i = 0; i < a->s->n; i++)
+        process_row(o, a, i, 10);
+    fputs("</table>\n", o);
+}
+
+int write_html(struct analysis *a, const char *path)
+{
+    FILE *o = fopen(path, "w");
+    if (!o)
+        return -1;
+    fputs(page_head, o);
+    counts_line(o, a);
+    first_failure_section(o, a);
+    for (int g = 0; g < a->ngroups; g++)
+        problem(o, a, &a->groups[g]);
+    inconsistent_section(o, a);
+    timeline(o, a);
+    processes_section(o, a);
     fputs("</body></html>\n", o);
     return fclose(o);
 }

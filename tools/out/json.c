@@ -64,22 +64,46 @@ static json_t *first_failure_json(struct analysis *a)
     return j;
 }
 
-/* capture_json (capture.c) adds what was captured of stderr to a report
- * document; here it is given one process at a time (a set of one) or the
- * findings alone, as the document is written piece by piece. */
-static void add_capture_process(json_t *p, struct trace_set *s, size_t i)
+/* A process's `captured` (docs/report-json.md): its capture, every output
+ * line read from it and whether "you see" quotes it; null without one. */
+static json_t *captured_json(struct trace *t)
 {
-    struct trace_set one = {.t = &s->t[i], .n = 1};
-    json_t *doc = json_pack("{s:[O]}", "processes", p);
-    capture_json(doc, &one);
-    json_decref(doc);
+    json_t *m = capture_marker(t);
+    if (!m)
+        return json_null();
+    json_t *lines = json_array(), *q = capture_quoted(t);
+    for (size_t k = 0; k < json_array_size(t->events); k++) {
+        json_t *e = json_array_get(t->events, k);
+        if (strcmp(jstr(e, "ev", ""), "output") == 0)
+            json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:b, s:b}", "text", jstr(e, "text", ""),
+                                                   "pattern", jstr(e, "pattern", ""), "kind", jstr(e, "kind", ""),
+                                                   "exception", jtrue(e, "exception"), "quoted", 0));
+    }
+    for (size_t k = 0; k < json_array_size(lines); k++)
+        for (size_t j = 0; j < json_array_size(q); j++)
+            if (strcmp(jstr(json_array_get(lines, k), "text", ""), jstr(json_array_get(q, j), "text", "")) == 0)
+                json_object_set_new(json_array_get(lines, k), "quoted", json_true());
+    json_decref(q);
+    return json_pack("{s:s, s:s, s:s, s:I, s:o}", "file", jstr(m, "file", ""), "stream", jstr(m, "stream", ""),
+                     "mode", jstr(m, "mode", ""), "bytes", (json_int_t)jint(m, "bytes", -1), "lines", lines);
 }
 
+static void add_capture_process(json_t *p, struct trace_set *s, size_t i)
+{
+    json_t *c = captured_json(&s->t[i]);
+    json_object_set_new(p, "captured", c ? c : json_null());
+}
+
+/* each finding's `you_see_source`: "stderr" when its first process has a capture */
 static void add_capture_findings(json_t *finds, struct trace_set *s)
 {
-    json_t *doc = json_pack("{s:[], s:O}", "processes", "findings", finds);
-    capture_json(doc, s);
-    json_decref(doc);
+    for (size_t i = 0; i < json_array_size(finds); i++) {
+        json_t *f = json_array_get(finds, i);
+        json_t *who = json_array_get(jget(f, "processes"), 0);
+        long long p = json_is_integer(who) ? json_integer_value(who) : -1;
+        bool cap = p >= 0 && (size_t)p < s->n && capture_marker(&s->t[p]);
+        json_object_set_new(f, "you_see_source", json_string(cap ? "stderr" : "template"));
+    }
 }
 
 /* One element of "processes" */

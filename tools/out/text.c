@@ -80,8 +80,8 @@ static char *files_text(json_t *files, bool all)
     return sb_take(&b);
 }
 
-/* Notes: per file when few, else once per kind of damage with the count. */
-static void trace_notes(struct analysis *a, FILE *out, bool all)
+/* Notes of damaged traces: per file when few, else once per kind of damage with the count. */
+static void damage_notes(struct analysis *a, FILE *out, bool all)
 {
     json_t *by_note = json_object(), *order = json_array();
     struct procs *who = NULL;
@@ -118,7 +118,11 @@ static void trace_notes(struct analysis *a, FILE *out, bool all)
     free(who);
     json_decref(by_note);
     json_decref(order);
-    /* files that could not be read, by reason */
+}
+
+/* files that could not be read, by reason: per file when few, else with the count */
+static void unreadable_notes(struct analysis *a, FILE *out, bool all)
+{
     json_t *by_err = json_object(), *errs = json_array();
     for (size_t i = 0; i < json_array_size(a->s->unreadable); i++) {
         json_t *u = json_array_get(a->s->unreadable, i);
@@ -144,6 +148,13 @@ static void trace_notes(struct analysis *a, FILE *out, bool all)
     }
     json_decref(by_err);
     json_decref(errs);
+}
+
+/* Notes: per file when few, else once per kind of damage with the count. */
+static void trace_notes(struct analysis *a, FILE *out, bool all)
+{
+    damage_notes(a, out, all);
+    unreadable_notes(a, out, all);
 }
 
 /* more processes in the table than this: alike ones share a line */
@@ -279,13 +290,10 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
     wrap(out, "    fix:     ", f->fix, 13);
 }
 
-void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
+/* "convguard report: WHAT: N problems" */
+static void head_line(struct analysis *a, FILE *out)
 {
-    size_t n = a->s->n, shown = 0, quiet = 0;
-    all |= verbose;
-    for (size_t i = 0; i < n; i++)
-        shown += analysis_in_table(a, i);
-    quiet = n - shown;
+    size_t n = a->s->n;
     int problems = analysis_problems(a);
     char head[256];
     if (n == 1)
@@ -298,7 +306,44 @@ void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
         fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
     else
         fprintf(out, "no problem found\n");
+}
 
+/* many processes: those alike share a line, the most common first, at most 12 lines */
+static void process_kinds(struct analysis *a, FILE *out)
+{
+    int *order = malloc((size_t)(a->npgroups ? a->npgroups : 1) * sizeof *order);
+    for (int g = 0; g < a->npgroups; g++)
+        order[g] = g;
+    for (int x = 1; x < a->npgroups; x++) /* insertion sort: stable, by size */
+        for (int y = x; y > 0 && a->pgroups[order[y]].p.n > a->pgroups[order[y - 1]].p.n; y--) {
+            int z = order[y];
+            order[y] = order[y - 1], order[y - 1] = z;
+        }
+    for (int g = 0; g < a->npgroups; g++) {
+        struct pgroup *pg = &a->pgroups[order[g]];
+        if (g == 12) {
+            size_t rest = 0;
+            for (int k = g; k < a->npgroups; k++)
+                rest += a->pgroups[order[k]].p.n;
+            fprintf(out, "  (%d more kinds of process, %zu processes: --all lists every process)\n",
+                    a->npgroups - g, rest);
+            break;
+        }
+        char *w = who_counted(a, &pg->p), *t = xasprintf("%s: %s", w, pg->line);
+        wrap(out, "  ", t, 6);
+        free(w), free(t);
+    }
+    free(order);
+}
+
+void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
+{
+    size_t n = a->s->n, shown = 0, quiet = 0;
+    all |= verbose;
+    for (size_t i = 0; i < n; i++)
+        shown += analysis_in_table(a, i);
+    quiet = n - shown;
+    head_line(a, out);
     bool blocks = verbose || shown <= 3;
     if (blocks) {
         for (size_t i = 0; i < n; i++)
@@ -309,30 +354,7 @@ void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
             if (analysis_in_table(a, i))
                 process_line(a, out, i);
     } else {
-        /* processes alike share a line, the most common first */
-        int *order = malloc((size_t)(a->npgroups ? a->npgroups : 1) * sizeof *order);
-        for (int g = 0; g < a->npgroups; g++)
-            order[g] = g;
-        for (int x = 1; x < a->npgroups; x++) /* insertion sort: stable, by size */
-            for (int y = x; y > 0 && a->pgroups[order[y]].p.n > a->pgroups[order[y - 1]].p.n; y--) {
-                int z = order[y];
-                order[y] = order[y - 1], order[y - 1] = z;
-            }
-        for (int g = 0; g < a->npgroups; g++) {
-            struct pgroup *pg = &a->pgroups[order[g]];
-            if (g == 12) {
-                size_t rest = 0;
-                for (int k = g; k < a->npgroups; k++)
-                    rest += a->pgroups[order[k]].p.n;
-                fprintf(out, "  (%d more kinds of process, %zu processes: --all lists every process)\n",
-                        a->npgroups - g, rest);
-                break;
-            }
-            char *w = who_counted(a, &pg->p), *t = xasprintf("%s: %s", w, pg->line);
-            wrap(out, "  ", t, 6);
-            free(w), free(t);
-        }
-        free(order);
+        process_kinds(a, out);
     }
     if (quiet && !verbose)
         fprintf(out, "  (%zu more process%s loaded no CUDA library and had no failure)\n", quiet, quiet > 1 ? "es" : "");

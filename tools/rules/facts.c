@@ -4,6 +4,20 @@
 
 bool is_ev(json_t *e, const char *name) { return strcmp(jstr(e, "ev", ""), name) == 0; }
 
+bool alloc_oom_status(json_t *ev)
+{
+    /* 2 is cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY alike */
+    return jint(ev, "status", -1) == 2;
+}
+
+long event_index(struct trace *t, json_t *ev)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++)
+        if (json_array_get(t->events, i) == ev)
+            return (long)i;
+    return -1;
+}
+
 json_t *lib_event(struct trace *t, const char *path)
 {
     for (size_t i = 0; path && i < json_array_size(t->events); i++) {

@@ -142,85 +142,110 @@ static void knob_facts(struct trace *t, json_t *vars, long long free_b)
     set_int(vars, "limit_mb", mb);
 }
 
-bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+/* what a workspace failure is made of: the lookup before it (NULL for a
+ * graph's plan), the candidate taken, the workspace it needs, the memory */
+struct ws_case {
+    json_t *lookup, *chosen;
+    long long ws, free_then, total, free_now;
+    char what[256];
+};
+
+/* the lookup failed itself: Find ran out of memory for its trials, or every
+ * candidate failed for memory or needed more than was free */
+static bool lookup_failed(json_t *ev, struct ws_case *c)
 {
-    struct trace *t = &s->t[ti];
-    json_t *lookup = NULL, *chosen = NULL;
-    long long ws = -1, free_then = -1, total = -1;
-    char what[256] = "";
-    if (is_ev(ev, "conv_algos")) {
-        /* the lookup failed itself: Find ran out of memory for its trials, or
-         * every candidate failed for memory or needed more than was free */
-        json_t *algos = jget(ev, "algos");
-        bool memory = alloc_statusish(jint(ev, "status", 0)) ||
-                      strcmp(jstr(ev, "signature", ""), "all_algos_exceed_free_memory") == 0;
-        for (size_t i = 0; !memory && i < json_array_size(algos); i++)
-            memory = alloc_statusish(jint(json_array_get(algos, i), "status", 0));
+    json_t *algos = jget(ev, "algos");
+    bool memory = alloc_statusish(jint(ev, "status", 0)) ||
+                  strcmp(jstr(ev, "signature", ""), "all_algos_exceed_free_memory") == 0;
+    for (size_t i = 0; !memory && i < json_array_size(algos); i++)
+        memory = alloc_statusish(jint(json_array_get(algos, i), "status", 0));
+    if (!memory)
+        return false;
+    c->lookup = ev;
+    c->chosen = first_choice(ev);
+    /* the smallest workspace any candidate needs: even that did not fit */
+    for (size_t i = 0; i < json_array_size(algos); i++) {
+        long long w = jint(json_array_get(algos, i), "workspace", -1);
+        if (w >= 0 && (c->ws < 0 || w < c->ws))
+            c->ws = w, c->chosen = json_array_get(algos, i);
+    }
+    snprintf(c->what, sizeof c->what, "%s",
+             jint(ev, "status", 0) ? "the lookup itself failed" : "every candidate failed for memory");
+    return true;
+}
+
+/* a graph's plan failed to execute for want of its workspace */
+static bool graph_failed(json_t *ev, struct ws_case *c)
+{
+    c->ws = jint(ev, "workspace", -1);
+    c->free_then = jint(ev, "mem.free", -1);
+    bool memory = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0 ||
+                  alloc_statusish(jint(ev, "status", 0)) || (c->ws > 0 && c->free_then >= 0 && c->ws > c->free_then);
+    return memory && c->ws > 0;
+}
+
+/* an allocation or a convolution failed after a lookup whose choice explains it */
+static bool failed_after_lookup(struct trace *t, json_t *ev, struct ws_case *c)
+{
+    if (is_ev(ev, "alloc_failed") || is_ev(ev, "call_failed")) {
+        if (jint(ev, "status", -1) != 2)
+            return false;
+    }
+    c->lookup = lookup_before(t, ev, &c->chosen);
+    if (!c->lookup || !c->chosen)
+        return false;
+    c->ws = jint(c->chosen, "workspace", -1);
+    if (is_ev(ev, "conv_exec_failed")) {
+        long long given = jint(ev, "workspace", -1);
+        bool memory = alloc_statusish(jint(ev, "status", 0)) || (given >= 0 && given < c->ws);
         if (!memory)
             return false;
-        lookup = ev;
-        chosen = first_choice(ev);
-        /* the smallest workspace any candidate needs: even that did not fit */
-        for (size_t i = 0; i < json_array_size(algos); i++) {
-            long long w = jint(json_array_get(algos, i), "workspace", -1);
-            if (w >= 0 && (ws < 0 || w < ws))
-                ws = w, chosen = json_array_get(algos, i);
-        }
-        snprintf(what, sizeof what, "%s",
-                 jint(ev, "status", 0) ? "the lookup itself failed" : "every candidate failed for memory");
-    } else if (is_ev(ev, "graph_exec_failed")) {
-        ws = jint(ev, "workspace", -1);
-        free_then = jint(ev, "mem.free", -1);
-        bool memory = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0 ||
-                      alloc_statusish(jint(ev, "status", 0)) || (ws > 0 && free_then >= 0 && ws > free_then);
-        if (!memory || ws <= 0)
-            return false;
-    } else {
-        if (is_ev(ev, "alloc_failed") || is_ev(ev, "call_failed")) {
-            if (jint(ev, "status", -1) != 2)
-                return false;
-        }
-        lookup = lookup_before(t, ev, &chosen);
-        if (!lookup || !chosen)
-            return false;
-        ws = jint(chosen, "workspace", -1);
-        if (is_ev(ev, "conv_exec_failed")) {
-            long long given = jint(ev, "workspace", -1);
-            bool memory = alloc_statusish(jint(ev, "status", 0)) || (given >= 0 && given < ws);
-            if (!memory)
-                return false;
-        }
     }
-    if (lookup) {
-        free_then = jint(lookup, "mem.free", -1);
-        total = jint(lookup, "mem.total", -1);
-    }
-    if (free_then < 0)
-        free_then = jint(ev, "mem.free", -1);
-    if (total < 0)
-        total = jint(ev, "mem.total", -1);
-    long long free_now = jint(ev, "mem.free", free_then);
-    /* the workspace explains it only if it did not fit */
-    if (ws <= 0 || !((free_then >= 0 && ws > free_then) || (free_now >= 0 && ws > free_now)))
-        return false;
+    return true;
+}
 
-    char nb[48], sz[32];
-    if (lookup) {
-        char *shape = shape_text(lookup);
-        json_t *algos = jget(lookup, "algos");
+/* the case of this failure, if a workspace that did not fit explains it */
+static bool ws_case_of(struct trace *t, json_t *ev, struct ws_case *c)
+{
+    *c = (struct ws_case){.ws = -1, .free_then = -1, .total = -1};
+    bool found = is_ev(ev, "conv_algos")          ? lookup_failed(ev, c)
+                 : is_ev(ev, "graph_exec_failed") ? graph_failed(ev, c)
+                                                  : failed_after_lookup(t, ev, c);
+    if (!found)
+        return false;
+    if (c->lookup) {
+        c->free_then = jint(c->lookup, "mem.free", -1);
+        c->total = jint(c->lookup, "mem.total", -1);
+    }
+    if (c->free_then < 0)
+        c->free_then = jint(ev, "mem.free", -1);
+    if (c->total < 0)
+        c->total = jint(ev, "mem.total", -1);
+    c->free_now = jint(ev, "mem.free", c->free_then);
+    /* the workspace explains it only if it did not fit */
+    return c->ws > 0 && ((c->free_then >= 0 && c->ws > c->free_then) || (c->free_now >= 0 && c->ws > c->free_now));
+}
+
+/* {call} and {choice}: the lookup (or plan) and the candidate it took */
+static void call_facts(json_t *ev, struct ws_case *c, json_t *vars)
+{
+    char nb[48];
+    if (c->lookup) {
+        char *shape = shape_text(c->lookup);
+        json_t *algos = jget(c->lookup, "algos");
         size_t n = json_array_size(algos);
         size_t rank = 0;
-        while (rank < n && json_array_get(algos, rank) != chosen)
+        while (rank < n && json_array_get(algos, rank) != c->chosen)
             rank++;
-        set_own(vars, "call", xasprintf("%s (%s convolution%s, #%lld)", jstr(lookup, "fn", "?"),
-                                        jstr(lookup, "op", "?"), shape, jint(lookup, "seq", -1)));
+        set_own(vars, "call", xasprintf("%s (%s convolution%s, #%lld)", jstr(c->lookup, "fn", "?"),
+                                        jstr(c->lookup, "op", "?"), shape, jint(c->lookup, "seq", -1)));
         free(shape);
-        if (lookup == ev)
+        if (c->lookup == ev)
             set_own(vars, "choice", xasprintf("returned %zu candidates; the smallest, %s, needs", n,
-                                              algo_label(chosen, nb, sizeof nb)));
+                                              algo_label(c->chosen, nb, sizeof nb)));
         else
             set_own(vars, "choice", xasprintf("chose %s (candidate %zu of %zu), which needs",
-                                              algo_label(chosen, nb, sizeof nb), rank + 1, n));
+                                              algo_label(c->chosen, nb, sizeof nb), rank + 1, n));
     } else {
         json_t *op = json_array_get(jget(ev, "ops"), 0);
         set_own(vars, "call", xasprintf("the cuDNN graph's execution plan (%s, #%lld)",
@@ -229,14 +254,16 @@ bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
         set_own(vars, "choice", eng >= 0 ? xasprintf("used engine %lld, which needs", eng)
                                          : xstrdup("used a plan that needs"));
     }
-    set_int(vars, "ws", ws);
-    set_int(vars, "free_then", free_then);
-    set_int(vars, "total", total);
-    /* what failed */
-    if (lookup == ev) {
-        set_own(vars, "outcome", xasprintf("%s (%s)", what,
+}
+
+/* {outcome}: what failed */
+static void outcome_facts(json_t *ev, struct ws_case *c, json_t *vars)
+{
+    char sz[32];
+    if (c->lookup == ev) {
+        set_own(vars, "outcome", xasprintf("%s (%s)", c->what,
                                            jint(ev, "status", 0) ? jstr(ev, "status_name", "?")
-                                                                 : jstr(chosen, "status_name", "?")));
+                                                                 : jstr(c->chosen, "status_name", "?")));
     } else if (is_ev(ev, "alloc_failed") || is_ev(ev, "call_failed")) {
         set_own(vars, "outcome", xasprintf("allocating that workspace, %s(%s) failed with %s (#%lld)",
                                            jstr(ev, "fn", "?"), fmt_size(jint(ev, "bytes", -1), sz, sizeof sz),
@@ -245,13 +272,20 @@ bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
         set_own(vars, "outcome", xasprintf("%s failed with %s (#%lld)", jstr(ev, "fn", "?"),
                                            jstr(ev, "status_name", "?"), jint(ev, "seq", -1)));
     }
+}
+
+/* {fits} and {fallback_note}: the candidates that would have fitted */
+static void fits_facts(struct ws_case *c, json_t *vars)
+{
+    char nb[48];
     int nfit = 0;
     json_t *first_fit = NULL;
-    char *fits = lookup ? fits_text(lookup, free_then >= 0 ? free_then : free_now, chosen, &nfit, &first_fit)
-                        : xstrdup("");
+    char *fits = c->lookup ? fits_text(c->lookup, c->free_then >= 0 ? c->free_then : c->free_now, c->chosen, &nfit,
+                                       &first_fit)
+                           : xstrdup("");
     if (nfit)
         set_own(vars, "fits", xasprintf("; %d other candidate%s fitted: %s", nfit, nfit > 1 ? "s" : "", fits));
-    else if (lookup)
+    else if (c->lookup)
         set_str(vars, "fits", "; no candidate needed less than was free");
     else
         set_str(vars, "fits", "");
@@ -260,8 +294,13 @@ bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
             first_fit ? xasprintf("puts first a candidate that fits (here %s)", algo_label(first_fit, nb, sizeof nb))
                       : xstrdup("asks cuDNN again for every candidate, with less workspace, and puts first one that "
                                 "fits"));
+}
+
+/* {holders_note} and {room}: the other processes holding the GPU's memory */
+static void holders_facts(struct trace *t, json_t *ev, struct ws_case *c, json_t *vars)
+{
     long long top;
-    char *h = holders_text(lookup ? lookup : ev, t->pid, &top);
+    char *h = holders_text(c->lookup ? c->lookup : ev, t->pid, &top);
     if (!*h) {
         free(h);
         h = holders_text(ev, t->pid, &top);
@@ -270,12 +309,29 @@ bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars
     set_own(vars, "room", top >= 0 ? xasprintf("stop process %lld if it is a leftover (`kill %lld`), or ", top, top)
                                    : xstrdup(""));
     free(h);
-    knob_facts(t, vars, free_then >= 0 ? free_then : free_now);
+}
+
+bool m_lookup_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    struct ws_case c;
+    if (!ws_case_of(t, ev, &c))
+        return false;
+    call_facts(ev, &c, vars);
+    set_int(vars, "ws", c.ws);
+    set_int(vars, "free_then", c.free_then);
+    set_int(vars, "total", c.total);
+    outcome_facts(ev, &c, vars);
+    fits_facts(&c, vars);
+    holders_facts(t, ev, &c, vars);
+    knob_facts(t, vars, c.free_then >= 0 ? c.free_then : c.free_now);
     /* the seen line: the lookup, then the failure */
+    char nb[48];
     char *d = describe_event(ev);
-    set_own(vars, "seen", lookup && lookup != ev ? xasprintf("#%lld %s proposed %s first; %s", jint(lookup, "seq", -1),
-                                                             jstr(lookup, "fn", "?"), algo_label(chosen, nb, sizeof nb), d)
-                                                 : xstrdup(d));
+    set_own(vars, "seen", c.lookup && c.lookup != ev
+                              ? xasprintf("#%lld %s proposed %s first; %s", jint(c.lookup, "seq", -1),
+                                          jstr(c.lookup, "fn", "?"), algo_label(c.chosen, nb, sizeof nb), d)
+                              : xstrdup(d));
     free(d);
     return true;
 }

@@ -12,6 +12,10 @@
 
 /* ---- facts.c: small helpers */
 bool is_ev(json_t *e, const char *name);
+/* an allocation's status says out of memory */
+bool alloc_oom_status(json_t *ev);
+/* the position of an event in its trace, -1 when not there */
+long event_index(struct trace *t, json_t *ev);
 /* the `lib` event of a path, NULL when none */
 json_t *lib_event(struct trace *t, const char *path);
 void set_str(json_t *vars, const char *k, const char *v);
@@ -46,22 +50,28 @@ const char *fw_pick(struct trace *t, const char *jax, const char *tf, const char
  * (libcudnn_graph.so.9.19.0 -> 91900), -1 when it asked none */
 long long cudnn_version_from_probes(struct trace *t, const char *caller);
 
-/* ---- match functions of rules.def, by file */
+/* ---- match functions of rules.def, by file.  A match function gets the
+ * process (s->t[ti]) and the event the rule's pattern matched (NULL for rules
+ * without a pattern); it says whether the rule applies and adds the facts its
+ * texts need to `vars`. */
 #define MATCH(name) bool name(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 /* code.c: GPU code and the driver's log */
 MATCH(m_code_arch);
 MATCH(m_ptx_version);
 MATCH(m_code_no_fit);
 MATCH(m_driver_error);
-/* rules.c */
+/* driver.c: no driver, the GPUs hidden */
 MATCH(m_no_driver);
 MATCH(m_gpu_hidden);
+/* loading.c: a library that did not load */
 MATCH(m_load_failed);
 MATCH(m_load_other);
+/* copies.c: versions and copies */
 MATCH(m_sublib_mismatch);
 MATCH(m_major_mismatch);
 MATCH(m_copies);
 MATCH(m_replaced);
+/* resource.c: the GPU's memory, workspaces, algorithms */
 MATCH(m_handle_held);
 MATCH(m_handle_oom);
 MATCH(m_handle_other);
@@ -69,6 +79,7 @@ MATCH(m_workspace);
 MATCH(m_no_algo);
 MATCH(m_alloc_fragmented);
 MATCH(m_alloc_oom);
+/* runtime.c: pools, GPU code, the GPU unused, fallbacks, crashes */
 MATCH(m_own_pool);
 MATCH(m_code_load);
 MATCH(m_never_used);

@@ -119,6 +119,28 @@ static bool digits(struct sc *c)
     return c->p > p0;
 }
 
+/* The value of an integer's text [p0, end): up to 18 digits always fit;
+ * longer ones as jansson sees them (strtoll).  false: out of range. */
+static bool integer_of(const unsigned char *p0, const unsigned char *end, long long *iv)
+{
+    size_t n = (size_t)(end - p0);
+    if (n < 18) {
+        long long x = 0;
+        for (const unsigned char *q = p0 + (*p0 == '-'); q < end; q++)
+            x = x * 10 + (*q - '0');
+        *iv = *p0 == '-' ? -x : x;
+        return true;
+    }
+    char buf[32];
+    if (n >= sizeof buf)
+        return false;
+    memcpy(buf, p0, n);
+    buf[n] = 0;
+    errno = 0;
+    *iv = strtoll(buf, NULL, 10);
+    return errno != ERANGE;
+}
+
 /* A number; *v its value as a double, *is_int whether it has no fraction or exponent. */
 static bool number(struct sc *c, double *v, long long *iv, bool *is_int)
 {
@@ -148,23 +170,8 @@ static bool number(struct sc *c, double *v, long long *iv, bool *is_int)
     }
     size_t n = (size_t)(c->p - p0);
     if (*is_int) {
-        /* up to 18 digits always fit; longer ones as jansson sees them (strtoll) */
-        if (n < 18) {
-            long long x = 0;
-            for (const unsigned char *q = p0 + (*p0 == '-'); q < c->p; q++)
-                x = x * 10 + (*q - '0');
-            *iv = *p0 == '-' ? -x : x;
-        } else {
-            char buf[32];
-            if (n >= sizeof buf)
-                return false;
-            memcpy(buf, p0, n);
-            buf[n] = 0;
-            errno = 0;
-            *iv = strtoll(buf, NULL, 10);
-            if (errno == ERANGE)
-                return false;
-        }
+        if (!integer_of(p0, c->p, iv))
+            return false;
         *v = (double)*iv;
         return true;
     }
