@@ -489,9 +489,9 @@ static int read_maps(struct proc *p, const char *me)
     char *m = read_file(path, &n, 64 << 20);
     if (!m)
         return maps_unreadable(p, me, path, errno);
-    if (n == 0) {
-        free(m);
+    if (n == 0) { /* m is still read below (an empty map): freed there */
         if (proc_gone(p->pid)) {
+            free(m);
             fprintf(stderr, "%s: process %lld exited while it was being read\n", me, p->pid);
             return INSPECT_NO_PROCESS;
         }

@@ -128,4 +128,18 @@ check "NVML: the GPU line says free of total, then this process's share" \
 $NV "$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
 check "NVML: JSON gpu_memory known, bytes_held 300 MiB, the GPU's free 724 MiB" \
     jq -e '.gpu_memory.known and .gpu_memory.bytes_held == 314572800 and .gpu_memory.gpus[0].mem.free == 759169024 and .gpu_memory.gpus[0].this_process_bytes == 314572800' "$WORK/j"
+# a kernel thread (an empty memory map): no crash (it was a double free), no diagnosis of a GPU it never needed
+KT=$(for d in /proc/[0-9]*; do [ -r "$d/maps" ] && [ -z "$(head -c1 "$d/maps" 2>/dev/null)" ] && [ "$(cat "$d/comm" 2>/dev/null)" = kthreadd ] && echo "${d#/proc/}"; done 2>/dev/null | head -1)
+if [ -n "$KT" ]; then
+    "$CG" inspect "$KT" >"$WORK/kt" 2>&1; rc=$?
+    check "kernel thread $KT: exit 6 (no CUDA library), no abort" test $rc = 6
+    check "kernel thread: says it has no memory map, and no problem" \
+        bash -c "grep -q 'a kernel thread: no memory map' '$WORK/kt' && grep -q 'running now: no problem found' '$WORK/kt'"
+else
+    echo "  (no kthreadd visible here: the kernel-thread case not checked)"
+fi
+# a process with no framework and no CUDA library: nothing to diagnose
+live "import json"
+"$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
+check "no framework, no CUDA: no finding (not 'the GPU was never used')" jq -e '.findings == [] and .problems == 0' "$WORK/j"
 finish

@@ -132,8 +132,9 @@ char *frame_symptom(struct trace_set *set, size_t ti, char *text)
     if (!fws) {
         /* a program of its own that calls CUDA/cuDNN (no framework, not Python): it sees the
          * status its calls returned; the frameworks' words stay, for a framework it embeds */
-        const char *exe = base_name(jstr(set->t[ti].start, "exe", ""));
-        if (!*exe || strncmp(exe, "python", 6) == 0)
+        const char *path = jstr(set->t[ti].start, "exe", "");
+        const char *exe = base_name(path);
+        if (*path != '/' || strncmp(exe, "python", 6) == 0) /* unknown, or Python */
             return text;
         char *own = xasprintf("%s (no framework seen) gets the status its own calls returned (\"in the trace\" "
                               "below); a framework would print: %s", exe, text);

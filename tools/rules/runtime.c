@@ -125,6 +125,10 @@ bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
             who = (long)j;
     if (who != (long)ti)
         return false;
+    /* a process seen from outside (inspect's snapshot) with no framework is
+     * no run that should have used the GPU: a shell, a daemon, a kernel thread */
+    if (jtrue(t->exit, "snapshot") && !frameworks_of(t))
+        return false;
     json_t *argv = jget(t->start, "argv");
     struct sbuf b = {0};
     for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
