@@ -911,8 +911,8 @@ for c in r: print("   [%s] %s" % (c["code"].splitlines()[0][:40], (c["error"] or
             case $c in cupy) m=cupy ;; triton) m=triton ;; numba) m=numba.cuda ;; esac
             if $PY -c "import $m" 2>/dev/null; then
                 same_maps client_$c $PY tests/gpu/clients_fidelity.py $c
-                if [ "$(head -1 "$OUT/client_$c.plain.log")" = "$(grep -v '^convguard:' "$OUT/client_$c.shim.log" | head -1)" ]; then
-                    echo "   result: identical"
+                if [ "$(grep '^RESULT' "$OUT/client_$c.plain.log")" = "$(grep '^RESULT' "$OUT/client_$c.shim.log")" ]; then
+                    echo "   result: identical: $(grep '^RESULT' "$OUT/client_$c.plain.log" | cut -c8-)"
                 else
                     echo "   result: DIFFERENT"
                 fi
