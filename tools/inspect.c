@@ -34,7 +34,7 @@ static char *read_file(const char *path, size_t *len, size_t max)
         return NULL;
     struct sbuf b = {0};
     char buf[65536];
-    ssize_t n;
+    ssize_t n = 0;
     while (b.len < max && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
         if (n > 0)
             sb_addn(&b, buf, (size_t)n);
