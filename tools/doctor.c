@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "cudefs.h"
+#include "inspect.h"
 
 /* ---- probes: run fn in a child, which writes one JSON object to a pipe */
 
@@ -329,6 +330,36 @@ static bool ask_version(const char *n)
 
 static int cmp_keys(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+/* A dispatcher loaded by its path took its graph part from another folder
+ * (LD_LIBRARY_PATH is searched before its own): the version it answered is
+ * that part's, not its install's.  Its own comes from the part beside it, read
+ * from the file; both are kept, and the verdict names the mix. */
+static void parts_from_elsewhere(json_t *d)
+{
+    const char *graph = jstr(d, "graph", NULL), *file = jstr(d, "file", "");
+    char gd[PATH_MAX], fd[PATH_MAX], greal[PATH_MAX];
+    if (!graph || strncmp(base_name(file), "libcudnn.so", 11) != 0)
+        return;
+    if (!realpath(graph, greal) || strcmp(dir_name(greal, gd, sizeof gd), dir_name(file, fd, sizeof fd)) == 0)
+        return;
+    const char *so = strstr(base_name(file), ".so.");
+    long long own = -1;
+    static const char *const parts[] = {"libcudnn_graph", "libcudnn_ops_infer"};
+    for (size_t k = 0; k < 2 && own < 0 && so; k++) {
+        char *sib = xasprintf("%s/%s.so.%.*s", fd, parts[k], (int)strcspn(so + 4, "."), so + 4);
+        struct elf_file e;
+        if (elf_file_open(sib, &e) == 0) {
+            own = elf_file_cudnn_version(&e);
+            elf_file_close(&e);
+        }
+        free(sib);
+    }
+    json_object_set_new(d, "runs_as", json_integer(jint(d, "version", -1)));
+    json_object_set_new(d, "graph_from", json_string(greal));
+    json_object_del(d, "cuda_built_for"); /* the other part's answer too */
+    json_object_set_new(d, "version", own > 0 ? json_integer(own) : json_null());
+}
+
 static json_t *scan(json_t *dirs)
 {
     json_t *files = json_object(); /* realpath -> entry */
@@ -379,6 +410,7 @@ static json_t *scan(json_t *dirs)
             json_object_del(d, "path");
             json_object_set_new(d, "path", json_string(jstr(d, "file", "")));
             json_decref(v);
+            parts_from_elsewhere(d);
         }
         json_array_append(list, d);
     }
@@ -442,6 +474,28 @@ static void picks_problems(json_t *ps, json_t *r)
 }
 
 /* several cuDNN versions on disk: the search order decides which one runs */
+/* a dispatcher that, loaded with this environment, runs another folder's parts */
+static void cudnn_mixed_problem(json_t *ps, json_t *r)
+{
+    char a[32], b[32], d[PATH_MAX];
+    json_t *f;
+    size_t i;
+    json_array_foreach(json_object_get(r, "copies"), i, f) {
+        if (!jget(f, "graph_from"))
+            continue;
+        long long own = jint(f, "version", -1);
+        problem(ps, "error",
+                xasprintf("cuDNN of two installs in one process: %s, loaded with this LD_LIBRARY_PATH, takes its graph "
+                          "part from %s and runs as %s%s%s; a program (a framework's wheel) that maps %s gets parts "
+                          "of both (\"cuDNN version incompatibility\", CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "
+                          "or a crash)",
+                          jstr(f, "path", "?"), jstr(f, "graph_from", "?"), fmt_cudnn_ver(jint(f, "runs_as", -1), a, sizeof a),
+                          own > 0 ? ", not " : "", own > 0 ? fmt_cudnn_ver(own, b, sizeof b) : "", jstr(f, "path", "?")),
+                xasprintf("take %s out of LD_LIBRARY_PATH (LD_LIBRARY_PATH is searched before a library's own "
+                          "RUNPATH), or remove that older cuDNN", dir_name(jstr(f, "graph_from", "?"), d, sizeof d)));
+    }
+}
+
 static void cudnn_versions_problem(json_t *ps, json_t *r)
 {
     char a[32];
@@ -494,6 +548,7 @@ static json_t *verdict(json_t *r)
     json_t *ps = json_array();
     driver_problems(ps, r);
     picks_problems(ps, r);
+    cudnn_mixed_problem(ps, r);
     cudnn_versions_problem(ps, r);
     gpu_problems(ps, r);
     return ps;
@@ -523,6 +578,9 @@ static void print_copies(json_t *r)
             printf("  %-8s %s", vs, jstr(f, "path", "?"));
             if (jint(f, "cuda_built_for", -1) > 0)
                 printf("  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
+            if (jget(f, "graph_from"))
+                printf("  (loaded here it runs as %s: its graph part comes from %s)",
+                       fmt_cudnn_ver(jint(f, "runs_as", -1), w, sizeof w), jstr(f, "graph_from", "?"));
             if (jget(f, "error"))
                 printf("  (does not load: %s)", jstr(f, "error", "?"));
             json_t *src = jget(f, "sources");

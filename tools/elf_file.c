@@ -121,3 +121,20 @@ const char *elf_file_soname(const struct elf_file *e)
     }
     return NULL;
 }
+
+/* cuDNN's parts carry their version as data: bytes patch, minor, major */
+long long elf_file_cudnn_version(const struct elf_file *e)
+{
+    static const char *const names[] = {
+#define CG_CUDNN_VERSION_DATA(sym, shim) #sym,
+#include "cudnn_versions.def" /* the shim's table too (shim/) */
+#undef CG_CUDNN_VERSION_DATA
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t sz = 0;
+        const unsigned char *v = elf_file_sym(e, names[i], &sz);
+        if (v && sz >= 3 && v[2] >= 7 && v[2] <= 99 && v[1] <= 99 && v[0] <= 99)
+            return v[2] >= 9 ? v[2] * 10000LL + v[1] * 100LL + v[0] : v[2] * 1000LL + v[1] * 100LL + v[0];
+    }
+    return -1;
+}

@@ -223,23 +223,6 @@ static bool wheel_version(const char *rpath, const char *prefix, long long size,
     return false;
 }
 
-/* cuDNN's parts carry their version as data: bytes patch, minor, major */
-static long long cudnn_data_version(const struct elf_file *e)
-{
-    static const char *const names[] = {
-#define CG_CUDNN_VERSION_DATA(sym, shim) #sym,
-#include "cudnn_versions.def" /* the shim's table too (shim/) */
-#undef CG_CUDNN_VERSION_DATA
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        size_t sz = 0;
-        const unsigned char *v = elf_file_sym(e, names[i], &sz);
-        if (v && sz >= 3 && v[2] >= 7 && v[2] <= 99 && v[1] <= 99 && v[0] <= 99)
-            return v[2] >= 9 ? v[2] * 10000LL + v[1] * 100LL + v[0] : v[2] * 1000LL + v[1] * 100LL + v[0];
-    }
-    return -1;
-}
-
 /* ---- the process */
 struct proc {
     long long pid, uid;
@@ -342,7 +325,7 @@ static json_t *describe_lib(struct proc *p, const struct kind *k, const char *pa
     if (*fv)
         json_object_set_new(l, "file_version", json_string(fv));
     if (strcmp(k->kind, "cudnn") == 0) {
-        if (elf && (ver = cudnn_data_version(&e)) > 0)
+        if (elf && (ver = elf_file_cudnn_version(&e)) > 0)
             src = "data";
         else if ((ver = cudnn_encode(fv)) > 0)
             src = "file_name";
@@ -396,7 +379,7 @@ static void cudnn_folder_versions(struct proc *p)
                 snprintf(sib, sizeof sib, "%s%s/%s%s", p->root, jstr(l, "dir", ""), parts[k], so);
                 struct elf_file e;
                 if (elf_file_open(sib, &e) == 0) {
-                    from = cudnn_data_version(&e);
+                    from = elf_file_cudnn_version(&e);
                     elf_file_close(&e);
                     if (from > 0)
                         who = whobuf = xasprintf("%s%s", parts[k], so);

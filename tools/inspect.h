@@ -18,6 +18,9 @@ void elf_file_close(struct elf_file *e);
 /* the bytes of a defined dynamic symbol, NULL when absent or outside the file */
 const void *elf_file_sym(const struct elf_file *e, const char *name, size_t *size);
 const char *elf_file_soname(const struct elf_file *e); /* NULL: none */
+/* a cuDNN part's own version from its data symbol (cudnn_versions.def), as
+ * cudnnGetVersion encodes it; -1: none (the dispatcher has none) */
+long long elf_file_cudnn_version(const struct elf_file *e);
 
 /* exit statuses of `convguard inspect` (docs/cli.md) */
 enum {

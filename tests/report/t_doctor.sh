@@ -55,4 +55,19 @@ CUDA_VISIBLE_DEVICES=-1 "$CG" doctor >"$WORK/out3" 2>&1
 check "CUDA_VISIBLE_DEVICES=-1 is a problem" grep -q 'CUDA_VISIBLE_DEVICES="-1" hides every GPU' "$WORK/out3"
 "$CG" doctor --bogus >/dev/null 2>&1
 check "a bad option: exit 2" test $? = 2
+# the real cuDNN's dispatcher with another cuDNN 9 (the test double, 9.1.0) in LD_LIBRARY_PATH:
+# loaded by its path it takes the double's graph part; its own version is read from its folder
+if [ -e /usr/local/cuda/lib/libcudnn.so.9 ] && [ -e "$DOUBLES/cudnn9/libcudnn_graph.so.9" ]; then
+    RD=$(dirname "$(realpath /usr/local/cuda/lib/libcudnn.so.9)")
+    LD_LIBRARY_PATH=$DOUBLES/cudnn9 "$CG" doctor --json >"$WORK/j3" 2>/dev/null
+    LD_LIBRARY_PATH=$DOUBLES/cudnn9 "$CG" doctor >"$WORK/out3" 2>&1
+    check "mixed: the real dispatcher keeps its own version 9.19 (from its folder), runs as 9.1.0, graph from the double" \
+        jq -e --arg rd "$RD" --arg dd "$DOUBLES/cudnn9" '[.copies[] | select(.path == $rd + "/libcudnn.so.9")][0]
+            | (.version / 100 | floor) == 919 and .runs_as == 90100 and (.graph_from | startswith($dd))' "$WORK/j3"
+    check "mixed: the verdict names the two installs, the folder to take out of LD_LIBRARY_PATH" \
+        bash -c "grep -q '\[error\] cuDNN of two installs in one process: $RD/libcudnn.so.9' '$WORK/out3' &&
+                 grep -q 'fix: take $DOUBLES/cudnn9 out of LD_LIBRARY_PATH' '$WORK/out3'"
+    check "alone: no copy runs another folder's parts, no such verdict" \
+        bash -c "jq -e '[.copies[] | select(has(\"graph_from\"))] | length == 0' '$WORK/j' && ! grep -q 'two installs' '$WORK/out'"
+fi
 finish
