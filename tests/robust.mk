@@ -89,6 +89,8 @@ SAN_ENV := CG_BUILD=$(CURDIR)/build-san CG_SANITIZED=1 \
 # (UBSan still on); everything else is instrumented.  No LTO there: GCC
 # instruments at link time, which would undo the per-file choice.
 SAN_PLAIN := loader/dl.o loader/real.o loader/elf.o routes.o loader/objsnap.o core/forkgate.o
+# No LTO there (LTO= on their make line: without it the wrappers are not inlined, so
+# CG_WRAPPERS_INLINED must not be defined, or a failure's caller is read as the shim's own entry)
 build-san/shim/%.o build-tsan/shim/%.o: SHIM_CFLAGS += -fno-lto
 $(addprefix build-san/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=address
 $(addprefix build-tsan/shim/,$(SAN_PLAIN)): SHIM_CFLAGS += -fno-sanitize=thread
@@ -101,10 +103,10 @@ ifneq ($(SAN_CLIENT_CC_SET),)
 $(BUILD)/doubles/% $(BUILD)/clients/% $(BUILD)/examples/%: override CC = $(SAN_CLIENT_CC_SET)
 endif
 check-sanitize:
-	$(MAKE) BUILD=build-san CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" SAN_CLIENT_CC_SET="$(SAN_CLIENT_CC)" test-deps
+	$(MAKE) BUILD=build-san LTO= CC="$(CC) $(SAN_FLAGS)" CXX="$(CXX) $(SAN_FLAGS)" SAN_CLIENT_CC_SET="$(SAN_CLIENT_CC)" test-deps
 	$(SAN_ENV) tests/run.sh
 check-tsan:
-	$(MAKE) BUILD=build-tsan CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads \
+	$(MAKE) BUILD=build-tsan LTO= CC="$(CC) $(TSAN_FLAGS)" build-tsan/libconvguard.so build-tsan/robust/prog_threads \
 	    build-tsan/robust/prog_forkstress build-tsan/clients/client_memroutes doubles
 	CG_BUILD=$(CURDIR)/build-tsan CG_THREADS_ITERS=20000 CG_THREADS_FORK=forkfirst \
 	    TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0 \

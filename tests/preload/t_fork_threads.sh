@@ -10,6 +10,8 @@
 # CG_FORK_DIV=N divides the number of forks (make check-tsan: TSan makes each fork slow);
 # CG_FORK_BASELINE=0 skips the runs without the shim (make check-tsan).
 source "$(dirname "$0")/../lib.sh"
+# ASan's allocator (GCC 12) is not fork-safe: children hang without the shim too (check-tsan runs this test)
+[ -z "${CG_SANITIZED:-}" ] || skip_all "under ASan (its allocator hangs forked children without the shim too)"
 P=$ROBUST/prog_forkstress
 [ -x "$P" ] || skip_all "no $P (make robust)"
 DIV=${CG_FORK_DIV:-1}
