@@ -77,7 +77,9 @@ check "no command anywhere: FileNotFoundError that says how to get it" grep -q "
 
 # 6. make install: `convguard kernel` runs the installed package (here without ipykernel: its message)
 I=$WORK/inst
-make -s -C "$ROOT" install NEEDS_CHECK=0 BUILD="$BUILD_DIR" DESTDIR="$I" PREFIX=/opt/cg >/dev/null 2>&1
+# -o: install what is built, whichever tree (make test-portable's too), without rebuilding it (as t_install)
+make -s -C "$ROOT" install NEEDS_CHECK=0 BUILD="$BUILD_DIR" DESTDIR="$I" PREFIX=/opt/cg \
+    -o "$BUILD_DIR/convguard" -o "$BUILD_DIR/libconvguard.so" >/dev/null 2>&1
 check "make install: the Python package in share/convguard/python" test -f "$I/opt/cg/share/convguard/python/convguard/_check.py"
 env -u PYTHONPATH -u CONVGUARD_BIN "$I/opt/cg/bin/convguard" kernel install --user >"$WORK/k" 2>&1; rc=$?
 if "$PY" -c 'import ipykernel' 2>/dev/null; then
