@@ -211,6 +211,38 @@ static void start_facts(struct cg_ev *e, const char *exe)
     }
 }
 
+/* The start event's "argv": /proc/self/cmdline's NUL-separated words.
+ * static buffer: see start_event. */
+static void ev_argv(struct cg_ev *e)
+{
+    static char args[4096];
+    size_t alen;
+    read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
+    cg_ev_open(e, "argv", '[');
+    for (size_t i = 0; i < alen;) {
+        size_t k = strnlen(args + i, alen - i);
+        cg_ev_strn(e, NULL, args + i, k);
+        i += k + 1;
+    }
+    cg_ev_close(e, ']');
+}
+
+/* The start event's "env": the variables that matter to a diagnosis (env_matters). */
+static void ev_env(struct cg_ev *e)
+{
+    cg_ev_open(e, "env", '{');
+    for (char **v = environ; v && *v; v++)
+        if (env_matters(*v)) {
+            const char *eq = strchr(*v, '=');
+            char k[128];
+            size_t kn = (size_t)(eq - *v) < sizeof k - 1 ? (size_t)(eq - *v) : sizeof k - 1;
+            memcpy(k, *v, kn);
+            k[kn] = 0;
+            cg_ev_str(e, k, eq + 1);
+        }
+    cg_ev_close(e, '}');
+}
+
 static void start_event(pid_t forked_from)
 {
     /* static, not on the stack: `start` may be written from the crash handler
@@ -227,16 +259,7 @@ static void start_event(pid_t forked_from)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     cg_ev_str(&e, "exe", exe);
-    static char args[4096];
-    size_t alen;
-    read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
-    cg_ev_open(&e, "argv", '[');
-    for (size_t i = 0; i < alen;) {
-        size_t k = strnlen(args + i, alen - i);
-        cg_ev_strn(&e, NULL, args + i, k);
-        i += k + 1;
-    }
-    cg_ev_close(&e, ']');
+    ev_argv(&e);
     static char cwd[2048];
     if (forked_from)
         cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
@@ -253,17 +276,7 @@ static void start_event(pid_t forked_from)
         clock_gettime(CLOCK_REALTIME, &ts);
     cg_ev_i64(&e, "wall_time", ts.tv_sec);
     cg_ev_i64(&e, "wall_time_ns", ts.tv_nsec);
-    cg_ev_open(&e, "env", '{');
-    for (char **v = environ; v && *v; v++)
-        if (env_matters(*v)) {
-            const char *eq = strchr(*v, '=');
-            char k[128];
-            size_t kn = (size_t)(eq - *v) < sizeof k - 1 ? (size_t)(eq - *v) : sizeof k - 1;
-            memcpy(k, *v, kn);
-            k[kn] = 0;
-            cg_ev_str(&e, k, eq + 1);
-        }
-    cg_ev_close(&e, '}');
+    ev_env(&e);
     cg_ev_open(&e, "settings", '{');
     cg_ev_bool(&e, "fallback", cg_cfg.fallback);
     cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
