@@ -241,7 +241,13 @@ extern void (*cg_ev_on_failure)(struct cg_ev *e);
 void cg_trace_test_adopt(int fd); /* tests only: take over a descriptor opened elsewhere */
 
 /* ---- core/fmt.c: allocation-free helpers, safe in signal handlers */
-size_t cg_strlcpy(char *dst, const char *src, size_t cap);
+size_t cg_strlcpy(char *dst, const char *src, size_t cap); /* src NULL: "" */
+/* The bounded append: src after the n bytes of the string in dst[cap], cut to
+ * fit and NUL-terminated; returns n + strlen(src), the length it would have
+ * made (as strlcpy), so a result >= cap means cut, and appending to a full
+ * buffer writes nothing: `n = cg_append(buf, sizeof buf, n, s);` in a row. */
+size_t cg_append(char *dst, size_t cap, size_t n, const char *src);
+size_t cg_append_u(char *dst, size_t cap, size_t n, unsigned long long v); /* v in decimal */
 size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
 const char *cg_basename(const char *path);
 bool cg_starts_with(const char *s, const char *prefix);

@@ -270,11 +270,11 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
     const char *who = (cg_elf_find_obj(caller, &o) && o.name[0]) ? o.name : program_invocation_name;
     char msg[1024];
     size_t n = cg_strlcpy(msg, who, sizeof msg);
-    n += cg_strlcpy(msg + n, ": undefined symbol: ", n < sizeof msg ? sizeof msg - n : 0);
-    n += cg_strlcpy(msg + n, name, n < sizeof msg ? sizeof msg - n : 0);
+    n = cg_append(msg, sizeof msg, n, ": undefined symbol: ");
+    n = cg_append(msg, sizeof msg, n, name);
     if (version) {
-        n += cg_strlcpy(msg + n, ", version ", n < sizeof msg ? sizeof msg - n : 0);
-        cg_strlcpy(msg + n, version, n < sizeof msg ? sizeof msg - n : 0);
+        n = cg_append(msg, sizeof msg, n, ", version ");
+        cg_append(msg, sizeof msg, n, version);
     }
     cg_dlerror_set(msg);
 }

@@ -84,7 +84,7 @@ static void absolute_dir(void)
     if (n + 1 + strlen(rel) >= sizeof abs)
         return;
     abs[n++] = '/';
-    cg_strlcpy(abs + n, rel, sizeof abs - n);
+    cg_append(abs, sizeof abs, n, rel);
     cg_strlcpy(cg_cfg.dir, abs, sizeof cg_cfg.dir);
 }
 
@@ -145,7 +145,7 @@ static bool toolkit_version(const char *exe, char *out, size_t cap)
     static const char *const files[] = {"/../version.json", "/../version.txt"};
     for (size_t f = 0; f < 2; f++) {
         size_t n = cg_strlcpy(p, dir, sizeof p);
-        cg_strlcpy(p + n, files[f], sizeof p - n);
+        cg_append(p, sizeof p, n, files[f]);
         size_t len;
         read_small_file(p, b, sizeof b - 1, &len);
         b[len] = 0;
@@ -199,8 +199,7 @@ static void start_facts(struct cg_ev *e, const char *exe)
         const char *home = cg_getenv("HOME");
         if (!home || !*home || strlen(home) > 1000)
             return;
-        size_t n = cg_strlcpy(p, home, sizeof p);
-        cg_strlcpy(p + n, "/.nv", sizeof p - n);
+        cg_append(p, sizeof p, cg_strlcpy(p, home, sizeof p), "/.nv");
         cache = p;
     }
     if (stat(cache, &st) == 0 && (st.st_uid != geteuid() || access(cache, W_OK | X_OK) != 0)) {
@@ -210,6 +209,38 @@ static void start_facts(struct cg_ev *e, const char *exe)
         cg_ev_bool(e, "writable", access(cache, W_OK | X_OK) == 0);
         cg_ev_close(e, '}');
     }
+}
+
+/* The start event's "argv": /proc/self/cmdline's NUL-separated words.
+ * static buffer: see start_event. */
+static void ev_argv(struct cg_ev *e)
+{
+    static char args[4096];
+    size_t alen;
+    read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
+    cg_ev_open(e, "argv", '[');
+    for (size_t i = 0; i < alen;) {
+        size_t k = strnlen(args + i, alen - i);
+        cg_ev_strn(e, NULL, args + i, k);
+        i += k + 1;
+    }
+    cg_ev_close(e, ']');
+}
+
+/* The start event's "env": the variables that matter to a diagnosis (env_matters). */
+static void ev_env(struct cg_ev *e)
+{
+    cg_ev_open(e, "env", '{');
+    for (char **v = environ; v && *v; v++)
+        if (env_matters(*v)) {
+            const char *eq = strchr(*v, '=');
+            char k[128];
+            size_t kn = (size_t)(eq - *v) < sizeof k - 1 ? (size_t)(eq - *v) : sizeof k - 1;
+            memcpy(k, *v, kn);
+            k[kn] = 0;
+            cg_ev_str(e, k, eq + 1);
+        }
+    cg_ev_close(e, '}');
 }
 
 static void start_event(pid_t forked_from)
@@ -228,16 +259,7 @@ static void start_event(pid_t forked_from)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     cg_ev_str(&e, "exe", exe);
-    static char args[4096];
-    size_t alen;
-    read_small_file("/proc/self/cmdline", args, sizeof args, &alen);
-    cg_ev_open(&e, "argv", '[');
-    for (size_t i = 0; i < alen;) {
-        size_t k = strnlen(args + i, alen - i);
-        cg_ev_strn(&e, NULL, args + i, k);
-        i += k + 1;
-    }
-    cg_ev_close(&e, ']');
+    ev_argv(&e);
     static char cwd[2048];
     if (forked_from)
         cg_ev_str(&e, "cwd", getcwd(cwd, sizeof cwd) ? cwd : NULL);
@@ -254,17 +276,7 @@ static void start_event(pid_t forked_from)
         clock_gettime(CLOCK_REALTIME, &ts);
     cg_ev_i64(&e, "wall_time", ts.tv_sec);
     cg_ev_i64(&e, "wall_time_ns", ts.tv_nsec);
-    cg_ev_open(&e, "env", '{');
-    for (char **v = environ; v && *v; v++)
-        if (env_matters(*v)) {
-            const char *eq = strchr(*v, '=');
-            char k[128];
-            size_t kn = (size_t)(eq - *v) < sizeof k - 1 ? (size_t)(eq - *v) : sizeof k - 1;
-            memcpy(k, *v, kn);
-            k[kn] = 0;
-            cg_ev_str(&e, k, eq + 1);
-        }
-    cg_ev_close(&e, '}');
+    ev_env(&e);
     cg_ev_open(&e, "settings", '{');
     cg_ev_bool(&e, "fallback", cg_cfg.fallback);
     cg_ev_i64(&e, "workspace_limit_mb", cg_cfg.workspace_limit_mb);
@@ -485,26 +497,19 @@ __attribute__((destructor)) static void cg_dtor(void)
     } else {
         cg_libs_primary(primary, sizeof primary);
         n = cg_strlcpy(line, "convguard: ", sizeof line);
-        n += cg_strlcpy(line + n, primary, sizeof line - n);
-        char d[24];
-        d[cg_utoa(d, fails)] = 0;
-        n += cg_strlcpy(line + n, "; ", sizeof line - n);
-        n += cg_strlcpy(line + n, d, sizeof line - n);
-        n += cg_strlcpy(line + n, fails == 1 ? " failure; " : " failures; ", sizeof line - n);
-        if (cg_cfg.fallback && n < sizeof line) {
+        n = cg_append(line, sizeof line, n, primary);
+        n = cg_append(line, sizeof line, n, "; ");
+        n = cg_append_u(line, sizeof line, n, fails);
+        n = cg_append(line, sizeof line, n, fails == 1 ? " failure; " : " failures; ");
+        if (cg_cfg.fallback) {
             uint64_t fb = cg_fallback_count();
-            d[cg_utoa(d, fb)] = 0;
-            n += cg_strlcpy(line + n, "fallback acted ", sizeof line - n);
-            if (n < sizeof line)
-                n += cg_strlcpy(line + n, d, sizeof line - n);
-            if (n < sizeof line)
-                n += cg_strlcpy(line + n, fb == 1 ? " time; " : " times; ", sizeof line - n);
+            n = cg_append(line, sizeof line, n, "fallback acted ");
+            n = cg_append_u(line, sizeof line, n, fb);
+            n = cg_append(line, sizeof line, n, fb == 1 ? " time; " : " times; ");
         }
-        if (n < sizeof line)
-            n += cg_strlcpy(line + n, "trace ", sizeof line - n);
+        n = cg_append(line, sizeof line, n, "trace ");
     }
-    if (n < sizeof line)
-        n += cg_strlcpy(line + n, cg.path, sizeof line - n);
+    n = cg_append(line, sizeof line, n, cg.path);
     if (n > sizeof line - 2)
         n = sizeof line - 2;
     line[n++] = '\n';

@@ -17,6 +17,19 @@ size_t cg_strlcpy(char *dst, const char *src, size_t cap)
     return n;
 }
 
+size_t cg_append(char *dst, size_t cap, size_t n, const char *src)
+{
+    /* past the end already: nothing is written, the length still counts src */
+    return n + cg_strlcpy(n < cap ? dst + n : dst, src, n < cap ? cap - n : 0);
+}
+
+size_t cg_append_u(char *dst, size_t cap, size_t n, unsigned long long v)
+{
+    char d[24];
+    d[cg_utoa(d, v)] = 0;
+    return cg_append(dst, cap, n, d);
+}
+
 size_t cg_utoa(char *dst, unsigned long long v)
 {
     char tmp[24];
@@ -48,9 +61,8 @@ void cg_warn(const char *msg1, const char *msg2)
     /* Warnings go out even with CONVGUARD_QUIET: they report bad input. */
     char line[1024];
     size_t n = cg_strlcpy(line, "convguard: warning: ", sizeof line);
-    n += cg_strlcpy(line + n, msg1 ? msg1 : "", sizeof line - n);
-    if (n < sizeof line)
-        n += cg_strlcpy(line + n, msg2 ? msg2 : "", sizeof line - n);
+    n = cg_append(line, sizeof line, n, msg1);
+    n = cg_append(line, sizeof line, n, msg2);
     if (n > sizeof line - 2)
         n = sizeof line - 2;
     /* values come from the environment: no terminal control characters */

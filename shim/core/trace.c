@@ -455,9 +455,9 @@ bool cg_trace_dir_usable(void)
     return true;
 }
 
-/* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
-void cg_trace_test_adopt(int fd);
-void cg_trace_test_adopt(int fd)
+/* the file's identity, which set_fd's check compares (a descriptor the
+ * program closed and reused is no longer the trace) */
+static void note_identity(int fd)
 {
     struct stat st;
     if (fstat(fd, &st) == 0) {
@@ -466,61 +466,73 @@ void cg_trace_test_adopt(int fd)
     }
 }
 
+/* for tests/unit/test_trace.c: take over a descriptor opened elsewhere */
+void cg_trace_test_adopt(int fd);
+void cg_trace_test_adopt(int fd) { note_identity(fd); }
+
+/* The one place the trace file's name is made: <host>[-r<rank>]-<pid>[.<attempt>].jsonl,
+ * attempt 1 without its number.  host and rank are sanitised (shim.c), so the
+ * name never holds a '/'.  Returns its length (>= cap: cut). */
+static size_t trace_name(char *out, size_t cap, int attempt)
+{
+    size_t n = cg_strlcpy(out, cg.host, cap);
+    if (cg.rank[0]) {
+        n = cg_append(out, cap, n, "-r");
+        n = cg_append(out, cap, n, cg.rank);
+    }
+    n = cg_append(out, cap, n, "-");
+    n = cg_append_u(out, cap, n, (unsigned long long)cg.pid);
+    if (attempt > 1) {
+        /* the same pid after exec, or a pid reused: a fresh file, numbered */
+        n = cg_append(out, cap, n, ".");
+        n = cg_append_u(out, cap, n, (unsigned)attempt);
+    }
+    return cg_append(out, cap, n, ".jsonl");
+}
+
+/* CONVGUARD_DIR, a '/', name; returns the length (>= cap: cut). */
+static size_t trace_path(char *out, size_t cap, const char *name)
+{
+    size_t n = cg_strlcpy(out, cg_cfg.dir, cap);
+    if (n && n < cap - 1 && out[n - 1] != '/')
+        out[n++] = '/', out[n] = 0;
+    return cg_append(out, cap, n, name);
+}
+
+/* The new file's descriptor, kept away from the low descriptors a program may
+ * close and reuse (0, 1, 2 and the first few), mode 0600 exactly (O_CREAT's
+ * mode is cut by the umask, never more); its identity noted. */
+static int trace_settle(int fd)
+{
+    fchmod(fd, 0600);
+    if (fd < 10) {
+        int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+        if (hi >= 0) {
+            close(fd);
+            fd = hi;
+        }
+    }
+    note_identity(fd);
+    return fd;
+}
+
 int cg_trace_open(void)
 {
     int dfd = dir_open(cg_cfg.dir);
     if (dfd < 0)
         return -1;
-    char pid[24];
-    pid[cg_utoa(pid, (unsigned long long)cg.pid)] = 0;
     int fd = -1;
     for (int attempt = 1; attempt < 100 && fd < 0; attempt++) {
-        /* <host>[-r<rank>]-<pid>[.<attempt>].jsonl: host and rank are
-         * sanitised (shim.c), so the name never holds a '/' */
         /* static: the first event that opens the file may be a crash on a
          * small alternate stack; one thread at a time opens (lazy open) */
         static char p[sizeof cg.path], name[256];
-        size_t n = cg_strlcpy(name, cg.host, sizeof name);
-        if (cg.rank[0]) {
-            n += cg_strlcpy(name + n, "-r", n < sizeof name ? sizeof name - n : 0);
-            n += cg_strlcpy(name + n, cg.rank, n < sizeof name ? sizeof name - n : 0);
-        }
-        n += cg_strlcpy(name + n, "-", n < sizeof name ? sizeof name - n : 0);
-        n += cg_strlcpy(name + n, pid, n < sizeof name ? sizeof name - n : 0);
-        if (attempt > 1) {
-            /* the same pid after exec, or a pid reused: a fresh file, numbered */
-            char a[8];
-            a[cg_utoa(a, (unsigned)attempt)] = 0;
-            n += cg_strlcpy(name + n, ".", n < sizeof name ? sizeof name - n : 0);
-            n += cg_strlcpy(name + n, a, n < sizeof name ? sizeof name - n : 0);
-        }
-        n += cg_strlcpy(name + n, ".jsonl", n < sizeof name ? sizeof name - n : 0);
-        size_t dn = cg_strlcpy(p, cg_cfg.dir, sizeof p);
-        if (dn && dn < sizeof p - 1 && p[dn - 1] != '/')
-            p[dn++] = '/', p[dn] = 0;
-        dn += cg_strlcpy(p + (dn < sizeof p ? dn : 0), name, dn < sizeof p ? sizeof p - dn : 0);
-        if (n >= sizeof name || dn >= sizeof p) {
+        if (trace_name(name, sizeof name, attempt) >= sizeof name || trace_path(p, sizeof p, name) >= sizeof p) {
             cg_warn("trace path too long, tracing off: ", cg_cfg.dir);
             break;
         }
         fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0) {
-            /* O_CREAT's mode is cut by the umask: 0600 exactly, never more */
-            fchmod(fd, 0600);
-            /* Keep the trace away from the low descriptors a program may
-             * close and reuse (0, 1, 2 and the first few). */
-            if (fd < 10) {
-                int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
-                if (hi >= 0) {
-                    close(fd);
-                    fd = hi;
-                }
-            }
-            struct stat st;
-            if (fstat(fd, &st) == 0) {
-                trace_dev = st.st_dev;
-                trace_ino = st.st_ino;
-            }
+            fd = trace_settle(fd);
             cg_strlcpy(cg.path, p, sizeof cg.path);
         } else if (errno != EEXIST) {
             cg_warn("cannot create the trace file, tracing off: ", p);

@@ -130,8 +130,8 @@ static char nvml_why[160];
 static void nvml_fail(const char *what, const char *detail)
 {
     size_t n = cg_strlcpy(nvml_why, what, sizeof nvml_why);
-    if (detail && n < sizeof nvml_why)
-        cg_strlcpy(nvml_why + n, detail, sizeof nvml_why - n);
+    if (detail)
+        cg_append(nvml_why, sizeof nvml_why, n, detail);
     nvml_state = -1;
 }
 
@@ -205,7 +205,7 @@ static bool nvml_device(const struct drv *d, bool have_drv, nvmlDevice_t *dev, c
     char bus[64];
     if (cdev >= 0 && d->pci && nv.by_pci && d->pci(bus, (int)sizeof bus, cdev) == CUDA_SUCCESS) {
         size_t n = cg_strlcpy(how, "pci:", cap);
-        cg_strlcpy(how + n, bus, cap > n ? cap - n : 0);
+        cg_append(how, cap, n, bus);
         return nv.by_pci(bus, dev) == NVML_SUCCESS;
     }
     const char *cvd = cg_getenv("CUDA_VISIBLE_DEVICES");
@@ -218,7 +218,7 @@ static bool nvml_device(const struct drv *d, bool have_drv, nvmlDevice_t *dev, c
         }
         uuid[k] = 0;
         size_t n = cg_strlcpy(how, "uuid:", cap);
-        cg_strlcpy(how + n, uuid, cap > n ? cap - n : 0);
+        cg_append(how, cap, n, uuid);
         return nv.by_uuid(uuid, dev) == NVML_SUCCESS;
     }
     unsigned idx = 0;
@@ -228,14 +228,9 @@ static bool nvml_device(const struct drv *d, bool have_drv, nvmlDevice_t *dev, c
             idx = idx * 10 + (unsigned)(*p - '0');
         from_env = true;
     }
-    size_t n = cg_strlcpy(how, "index:", cap);
-    if (n < cap) {
-        char num[16];
-        num[cg_utoa(num, idx)] = 0;
-        n += cg_strlcpy(how + n, num, cap - n);
-    }
-    if (from_env && n < cap)
-        cg_strlcpy(how + n, " (CUDA_VISIBLE_DEVICES)", cap - n);
+    size_t n = cg_append_u(how, cap, cg_strlcpy(how, "index:", cap), idx);
+    if (from_env)
+        cg_append(how, cap, n, " (CUDA_VISIBLE_DEVICES)");
     return nv.by_index(idx, dev) == NVML_SUCCESS;
 }
 
@@ -243,9 +238,8 @@ static bool nvml_device(const struct drv *d, bool have_drv, nvmlDevice_t *dev, c
 static void proc_name(unsigned pid, char *out, size_t cap)
 {
     char path[40];
-    size_t n = cg_strlcpy(path, "/proc/", sizeof path);
-    n += cg_utoa(path + n, pid);
-    cg_strlcpy(path + n, "/comm", sizeof path - n);
+    size_t n = cg_append_u(path, sizeof path, cg_strlcpy(path, "/proc/", sizeof path), (unsigned long long)pid);
+    cg_append(path, sizeof path, n, "/comm");
     out[0] = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

@@ -30,17 +30,8 @@ struct sb {
     char *p;
     size_t n, cap;
 };
-static void sb_s(struct sb *b, const char *s)
-{
-    if (b->n < b->cap)
-        b->n += cg_strlcpy(b->p + b->n, s, b->cap - b->n);
-}
-static void sb_u(struct sb *b, unsigned long long v)
-{
-    char d[24];
-    d[cg_utoa(d, v)] = 0;
-    sb_s(b, d);
-}
+static void sb_s(struct sb *b, const char *s) { b->n = cg_append(b->p, b->cap, b->n, s); }
+static void sb_u(struct sb *b, unsigned long long v) { b->n = cg_append_u(b->p, b->cap, b->n, v); }
 
 /* ---- the handle */
 /* Below this much free memory a failed create (not a BAD_PARAM or NOT_SUPPORTED one) is put down to

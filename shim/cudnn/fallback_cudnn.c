@@ -43,20 +43,12 @@ size_t cg_fallback_limit_now(const char **source)
 
 static void why_limit(char *out, size_t cap, const char *head, size_t limit, const char *source)
 {
-    size_t n = cg_strlcpy(out, head, cap);
-    if (n >= cap)
-        return;
-    char d[24];
-    d[cg_utoa(d, limit)] = 0;
-    n += cg_strlcpy(out + n, d, cap - n);
-    if (n < cap)
-        n += cg_strlcpy(out + n, " bytes (", cap - n);
-    if (n < cap)
-        n += cg_strlcpy(out + n, source && strcmp(source, "free_memory") == 0 ? "free memory minus a margin"
-                                                                                : "CONVGUARD_WORKSPACE_LIMIT_MB",
-                        cap - n);
-    if (n < cap)
-        cg_strlcpy(out + n, ")", cap - n);
+    size_t n = cg_append_u(out, cap, cg_strlcpy(out, head, cap), limit);
+    n = cg_append(out, cap, n, " bytes (");
+    n = cg_append(out, cap, n,
+                  source && strcmp(source, "free_memory") == 0 ? "free memory minus a margin"
+                                                                : "CONVGUARD_WORKSPACE_LIMIT_MB");
+    cg_append(out, cap, n, ")");
 }
 
 /* ---- Get*Algorithm_v7 succeeded: those over the limit go behind those that fit */
@@ -242,20 +234,12 @@ void cg_fb_exec_done(int hook, int slot, int algo_asked, size_t need, int algo_g
 {
     char why[256];
     size_t k = cg_strlcpy(why, "the execution failed (", sizeof why);
-    k += cg_strlcpy(why + k, cg_cudnn_status_name(slot, r_first), sizeof why - k);
-    if (k < sizeof why)
-        k += cg_strlcpy(why + k, ") for workspace: the algorithm needs ", sizeof why - k);
-    char d[24];
-    d[cg_utoa(d, need)] = 0;
-    if (k < sizeof why)
-        k += cg_strlcpy(why + k, d, sizeof why - k);
-    if (k < sizeof why)
-        k += cg_strlcpy(why + k, " bytes, ", sizeof why - k);
-    d[cg_utoa(d, ws_bytes)] = 0;
-    if (k < sizeof why)
-        k += cg_strlcpy(why + k, d, sizeof why - k);
-    if (k < sizeof why)
-        cg_strlcpy(why + k, " were given; retried once with an algorithm needing none", sizeof why - k);
+    k = cg_append(why, sizeof why, k, cg_cudnn_status_name(slot, r_first));
+    k = cg_append(why, sizeof why, k, ") for workspace: the algorithm needs ");
+    k = cg_append_u(why, sizeof why, k, need);
+    k = cg_append(why, sizeof why, k, " bytes, ");
+    k = cg_append_u(why, sizeof why, k, ws_bytes);
+    cg_append(why, sizeof why, k, " were given; retried once with an algorithm needing none");
     struct cg_fallback_ev f = {"other_algorithm", cg_hooks[hook].name, need, 0, algo_asked, algo_given, SIZE_MAX,
                                NULL, 1, why, r, r ? cg_cudnn_status_name(slot, r) : NULL};
     cg_fallback_write(&f);
@@ -288,11 +272,9 @@ bool cg_fb_plan_refused(int slot, const void *real, cudnnBackendDescriptor_t pla
     char why[256];
     why_limit(why, sizeof why, "the plan's workspace is above the limit of ", limit, "CONVGUARD_WORKSPACE_LIMIT_MB");
     size_t k = strlen(why);
-    k += cg_strlcpy(why + k, "; Finalize answered ", sizeof why - k);
-    if (k < sizeof why)
-        k += cg_strlcpy(why + k, cg_cudnn_status_name(slot, ns), sizeof why - k);
-    if (k < sizeof why)
-        cg_strlcpy(why + k, " so the framework tries its next plan", sizeof why - k);
+    k = cg_append(why, sizeof why, k, "; Finalize answered ");
+    k = cg_append(why, sizeof why, k, cg_cudnn_status_name(slot, ns));
+    cg_append(why, sizeof why, k, " so the framework tries its next plan");
     struct cg_fallback_ev f = {"plan_refused", "cudnnBackendFinalize", (unsigned long long)ws, 0, -1, -1, limit,
                                "CONVGUARD_WORKSPACE_LIMIT_MB", 0, why, 0, NULL};
     cg_fallback_write(&f);

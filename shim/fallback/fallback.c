@@ -153,14 +153,12 @@ void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_byte
                                                                              : *free_bytes;
     if (atomic_fetch_add_explicit(&reserve_reports, 1, memory_order_relaxed) != 0)
         return; /* one event; every later query is counted (exit: fallback_reserve_reports) */
-    char why[256], d[24];
+    char why[256];
     size_t k = cg_strlcpy(why, "CONVGUARD_RESERVE_MB=", sizeof why);
-    d[cg_utoa(d, (unsigned long long)cg_cfg.reserve_mb)] = 0;
-    k += cg_strlcpy(why + k, d, sizeof why - k);
-    if (k < sizeof why)
-        cg_strlcpy(why + k, ": free and total memory reported less the reserve, so allocators that size "
-                            "themselves from them leave room for cuDNN",
-                   sizeof why - k);
+    k = cg_append_u(why, sizeof why, k, (unsigned long long)cg_cfg.reserve_mb);
+    cg_append(why, sizeof why, k,
+              ": free and total memory reported less the reserve, so allocators that size "
+              "themselves from them leave room for cuDNN");
     struct cg_fallback_ev f = {"reserve_headroom", fn, real_free, *free_bytes, -1, -1,
                                (size_t)cg_cfg.reserve_mb * MIB, "CONVGUARD_RESERVE_MB", 0, why, 0, NULL};
     cg_fallback_write(&f);

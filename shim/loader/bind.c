@@ -404,8 +404,8 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
     size_t n = cg_strlcpy(msg, program_invocation_name, sizeof msg);
     const char *parts[] = {": symbol lookup error: ", who, ": undefined symbol: ", cg_hooks[hook].name,
                            ver ? ", version " : "", ver ? ver : "", "\n"};
-    for (size_t i = 0; i < sizeof parts / sizeof *parts && n < sizeof msg; i++)
-        n += cg_strlcpy(msg + n, parts[i], sizeof msg - n);
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        n = cg_append(msg, sizeof msg, n, parts[i]);
     if (n >= sizeof msg)
         n = sizeof msg - 1;
     ssize_t w = write(2, msg, n);

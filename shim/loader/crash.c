@@ -341,35 +341,31 @@ static bool safe_read(uintptr_t addr, uintptr_t *out)
     return syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L) == (long)sizeof *out;
 }
 
-__attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc, bool no_unwind)
+/* The crash event's signal: its number and name, code, fault address, sender
+ * and the thread's name (signal-safe: no allocation, stdio or lock). */
+static void put_signal(struct cg_ev *e, int sig, const siginfo_t *si)
 {
-    struct cg_ev e;
-    /* Another thread is writing its crash event: wait, but not forever (a
-     * handler of the program may have jumped out of that thread's writing). */
-    uint64_t give_up = cg_now_ns() + 2000000000ull;
-    while (atomic_flag_test_and_set(&writing)) {
-        if (cg_now_ns() > give_up)
-            return;
-        sched_yield();
-    }
-    holding = true;
-    cg_ev_begin(&e, ev_buf, sizeof ev_buf, "crash");
-    cg_ev_i64(&e, "signal", sig);
-    cg_ev_str(&e, "signal_name", signal_name(sig));
+    cg_ev_i64(e, "signal", sig);
+    cg_ev_str(e, "signal_name", signal_name(sig));
     int code = si ? si->si_code : SI_KERNEL;
-    cg_ev_i64(&e, "code", code);
-    cg_ev_str(&e, "code_name", code_name(sig, code));
+    cg_ev_i64(e, "code", code);
+    cg_ev_str(e, "code_name", code_name(sig, code));
     /* si_addr means something only for faults the kernel raised */
     if (si && code > 0 && sig != SIGABRT)
-        cg_ev_hex(&e, "addr", (uintptr_t)si->si_addr);
+        cg_ev_hex(e, "addr", (uintptr_t)si->si_addr);
     else
-        cg_ev_raw(&e, "addr", "null");
+        cg_ev_raw(e, "addr", "null");
     if (si && (code == SI_USER || code == SI_TKILL || code == SI_QUEUE) && si->si_pid != cg.pid)
-        cg_ev_i64(&e, "sent_by", si->si_pid);
+        cg_ev_i64(e, "sent_by", si->si_pid);
     char tname[17] = {0};
     if (prctl(PR_GET_NAME, tname, 0, 0, 0) == 0)
-        cg_ev_str(&e, "thread", tname);
+        cg_ev_str(e, "thread", tname);
+}
 
+/* Fills the file-static frames[] (not the handler's small stack) and names the
+ * unwinder that did; returns the number of frames.  Signal-safe. */
+static int unwind(ucontext_t *uc, bool no_unwind, const char **how_out)
+{
     int n = 0;
     const char *how = "none";
     uintptr_t pc = uc ? pc_of(uc) : 0;
@@ -391,6 +387,26 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
             cg_objsnap_find(ret, name, sizeof name, &base))
             frames[n++] = ret;
     }
+    *how_out = how;
+    return n;
+}
+
+__attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si, ucontext_t *uc, bool no_unwind)
+{
+    struct cg_ev e;
+    /* Another thread is writing its crash event: wait, but not forever (a
+     * handler of the program may have jumped out of that thread's writing). */
+    uint64_t give_up = cg_now_ns() + 2000000000ull;
+    while (atomic_flag_test_and_set(&writing)) {
+        if (cg_now_ns() > give_up)
+            return;
+        sched_yield();
+    }
+    holding = true;
+    cg_ev_begin(&e, ev_buf, sizeof ev_buf, "crash");
+    put_signal(&e, sig, si);
+    const char *how;
+    int n = unwind(uc, no_unwind, &how);
     cg_ev_str(&e, "unwinder", how);
     cg_ev_open(&e, "backtrace", '[');
     for (int k = 0; k < n; k++)

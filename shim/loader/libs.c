@@ -184,10 +184,10 @@ static void flags_str(int flags, char *out, size_t cap)
     } f[] = {{RTLD_GLOBAL, "|RTLD_GLOBAL"}, {RTLD_NOLOAD, "|RTLD_NOLOAD"}, {RTLD_NODELETE, "|RTLD_NODELETE"},
              {RTLD_DEEPBIND, "|RTLD_DEEPBIND"}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        if ((flags & f[i].bit) && n < cap)
-            n += cg_strlcpy(out + n, f[i].name, cap - n);
-    if (!(flags & RTLD_GLOBAL) && n < cap)
-        cg_strlcpy(out + n, "|RTLD_LOCAL", cap - n);
+        if (flags & f[i].bit)
+            n = cg_append(out, cap, n, f[i].name);
+    if (!(flags & RTLD_GLOBAL))
+        cg_append(out, cap, n, "|RTLD_LOCAL");
 }
 
 /* "caller": the object a return address lies in, "caller_offset": where in it
@@ -563,8 +563,8 @@ void cg_libs_open_failed(const char *file, int flags, const void *caller, const 
         size_t n = strlen(p->names);
         char quoted[200];
         size_t qn = cg_strlcpy(quoted, "\"", sizeof quoted);
-        qn += cg_strlcpy(quoted + qn, file, sizeof quoted - qn);
-        cg_strlcpy(quoted + qn, "\"", qn < sizeof quoted ? sizeof quoted - qn : 0);
+        qn = cg_append(quoted, sizeof quoted, qn, file);
+        cg_append(quoted, sizeof quoted, qn, "\"");
         if (!strstr(p->names, quoted) && n + strlen(file) + 4 < sizeof p->names) {
             /* names are file names the program chose: keep them JSON-safe */
             char tmp[CG_EV_BUF];
@@ -779,15 +779,11 @@ static void primary_cb(struct cg_lib *l, void *arg)
             k += cg_utoa(d + k, (unsigned)patch);
         }
         d[k] = 0;
-        n += cg_strlcpy(c->out + n, d, c->cap - n);
+        n = cg_append(c->out, c->cap, n, d);
     }
-    if (n < c->cap) {
-        n += cg_strlcpy(c->out + n, " (", c->cap - n);
-        if (n < c->cap)
-            n += cg_strlcpy(c->out + n, l->path, c->cap - n);
-        if (n < c->cap)
-            cg_strlcpy(c->out + n, ")", c->cap - n);
-    }
+    n = cg_append(c->out, c->cap, n, " (");
+    n = cg_append(c->out, c->cap, n, l->path);
+    cg_append(c->out, c->cap, n, ")");
 }
 
 const char *cg_libs_primary(char *out, size_t cap)
