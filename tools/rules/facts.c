@@ -30,6 +30,17 @@ json_t *lib_event(struct trace *t, const char *path)
 
 void set_str(json_t *vars, const char *k, const char *v) { json_object_set_new(vars, k, json_string(v ? v : "")); }
 void set_own(json_t *vars, const char *k, char *v) { set_str(vars, k, v); free(v); }
+
+/* {prog}: the process's command line, its first 60 or so characters ("process N" without one) */
+void set_prog(json_t *vars, const struct trace *t)
+{
+    json_t *argv = jget(t->start, "argv");
+    struct sbuf b = {0};
+    for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
+        sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
+    set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
+    free(b.s);
+}
 void set_int(json_t *vars, const char *k, long long v) { json_object_set_new(vars, k, json_integer(v)); }
 
 bool dir_in_path_list(const char *dir, const char *list)

@@ -20,6 +20,7 @@ long event_index(struct trace *t, json_t *ev);
 json_t *lib_event(struct trace *t, const char *path);
 void set_str(json_t *vars, const char *k, const char *v);
 void set_own(json_t *vars, const char *k, char *v); /* takes v */
+void set_prog(json_t *vars, const struct trace *t);  /* {prog}: the command line */
 void set_int(json_t *vars, const char *k, long long v);
 bool dir_in_path_list(const char *dir, const char *list);
 const char *llp_of(struct trace *t);

@@ -129,12 +129,7 @@ bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
      * no run that should have used the GPU: a shell, a daemon, a kernel thread */
     if (jtrue(t->exit, "snapshot") && !frameworks_of(t))
         return false;
-    json_t *argv = jget(t->start, "argv");
-    struct sbuf b = {0};
-    for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
-        sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
-    set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
-    free(b.s);
+    set_prog(vars, t);
     unsigned fw = fw_primary(frameworks_of(t));
     set_own(vars, "fw_note", fw ? xasprintf(" (which ran %s)", fw_label(fw)) : xstrdup(""));
     set_str(vars, "install",

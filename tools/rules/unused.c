@@ -45,12 +45,7 @@ bool m_gpu_not_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
             return free(libs.s), false;
     if (driver && !(snapshot && jget(t->exit, "gpu_memory_held") && jint(t->exit, "gpu_memory_held", 1) == 0))
         return free(libs.s), false;
-    json_t *argv = jget(t->start, "argv");
-    struct sbuf b = {0};
-    for (size_t i = 0; i < json_array_size(argv) && b.len < 60; i++)
-        sb_printf(&b, "%s%s", i ? " " : "", json_string_value(json_array_get(argv, i)) ?: "?");
-    set_own(vars, "prog", b.len ? sb_take(&b) : xasprintf("process %lld", t->pid));
-    free(b.s);
+    set_prog(vars, t);
     set_str(vars, "fw", fw_label(fw));
     set_own(vars, "libs", sb_take(&libs));
     set_str(vars, "what", driver ? "holds no GPU memory" : "not the driver");
