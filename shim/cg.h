@@ -222,8 +222,8 @@ void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ o
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void); /* opens this process's file, sets cg.fd; -1 (warned) when it cannot */
-bool cg_trace_dir_usable(void); /* the checks of cg_trace_open on the directory alone (warned) */
 int cg_trace_fd(void);   /* cg.fd, read atomically */
+bool cg_trace_refused(void); /* the trace folder was refused (warned once): tracing is off for good */
 void cg_trace_after_fork(void); /* a forked child starts its file at seq 0, size 0 */
 /* open_fn opens the file and writes `start` at the first event (every
  * process since a file is only made for one that has something to say). */
