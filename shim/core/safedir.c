@@ -276,5 +276,9 @@ size_t cg_safedir_explain(const struct cg_safedir *r, const char *path, char *ou
         n = put_u(out, cap, n, r->owner);
     if (r->why == CG_SD_CREATE || r->why == CG_SD_NOT_WRITABLE || r->why == CG_SD_OPEN)
         n = put_err(out, cap, n, r->err);
+    /* names from the environment and the file system: no terminal control characters */
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+            out[i] = '?';
     return n;
 }
