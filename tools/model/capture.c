@@ -270,7 +270,8 @@ static struct section *stream_of(struct trace *t, struct capture *c)
 /* ---- lines */
 struct line { char *raw; };  /* prefix and colours taken off, valid UTF-8 */
 
-/* UTF-8 as jansson needs it: anything else becomes '?'; ANSI escapes go. */
+/* UTF-8 as jansson needs it, without controls (C0, DEL, C1): anything else
+ * becomes '?'; ANSI escapes go. */
 static char *clean(const char *p, size_t n)
 {
     struct sbuf b = {0};
@@ -290,8 +291,10 @@ static char *clean(const char *p, size_t n)
         bool ok = k > 0 && i + k <= n && !(k == 2 && c < 0xc2);
         for (size_t j = 1; ok && j < k; j++)
             ok = ((unsigned char)p[i + j] & 0xc0) == 0x80;
-        if (ok && k == 1 && (c < 0x20 && c != '\t'))
+        if (ok && k == 1 && ((c < 0x20 && c != '\t') || c == 0x7f))
             ok = false;
+        if (ok && k == 2 && c == 0xc2 && (unsigned char)p[i + 1] < 0xa0)
+            ok = false; /* C1 controls: U+009B is a CSI to some terminals (found by fuzz_capture) */
         if (ok)
             sb_addn(&b, p + i, k);
         else
