@@ -99,4 +99,17 @@ cp "$ROOT/tests/report/traces/load_cudnn_failed.jsonl" "$BAD"
 check "a file name that is not UTF-8: the text shows it escaped" grep -q 'gpu1-4100\\xff\\x1b\[2J.jsonl' "$WORK/badname.out"
 "$CG" report --json "$BAD" >"$WORK/badname.json" 2>/dev/null
 check "... and --json keeps the process, its file name with U+FFFD" jq -e '.processes[0].file | endswith("gpu1-4100\ufffd\u001b[2J.jsonl")' "$WORK/badname.json"
+
+# a real browser's parse of a page whose every trace string carries the payload
+CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -n "$CHROME" ]; then
+    "$CG" report --html "$WORK/payload.html" "$ROOT/tests/fuzz/seeds/fuzz_html/lookup_workspace.payload.jsonl" >/dev/null
+    timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chrome" --no-first-run \
+        --dump-dom "file://$WORK/payload.html" >"$WORK/dom.html" 2>/dev/null
+    check "chromium: the payload page renders, the failure on it" grep -q "all_algos_exceed_free_memory" "$WORK/dom.html"
+    check "chromium: the payload is text on it" grep -q "&lt;img src=x onerror=alert(1)&gt;" "$WORK/dom.html"
+    check "chromium: no element of the payload in its DOM" bash -c "test -s '$WORK/dom.html' && ! grep -qiE '<(img|script|a)[ >]|<[a-z]+[^<>]* on[a-z]+=' '$WORK/dom.html'"
+else
+    echo "  skip t_report_escape: no chromium: the browser's parse not checked"
+fi
 finish
