@@ -133,7 +133,7 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Ishim -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 120
 FZ           := build-fuzz
-FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan $(FZ)/fuzz_capture)
+FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan $(FZ)/fuzz_capture $(FZ)/fuzz_html)
 fuzz: $(FUZZ_TARGETS)
 $(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
@@ -152,6 +152,11 @@ $(FZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_TOOLS) $(TOOLS_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
 	    tests/fuzz/fuzz_capture.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
+# the same, through the HTML, text and JSON reports: our markup only, no raw control (docs/robustness.md "Output")
+$(FZ)/fuzz_html: tests/fuzz/fuzz_html.c tests/fuzz/json_check.h $(FUZZ_TOOLS) $(TOOLS_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
+	    tests/fuzz/fuzz_html.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
 # the reader's line scan against jansson
 $(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/util/json_scan.c tools/util/util.h
 	@mkdir -p $(@D)

@@ -718,15 +718,17 @@ static json_t *snapshot_events(struct proc *p, const char *host)
 }
 
 /* ---- output */
+/* text: what /proc says, escaped (util/term.c) */
 static void wrap_text(FILE *out, const char *head, const char *text, int indent)
 {
+    char *safe = term_text(text);
     int col = fprintf(out, "%s", head);
-    for (const char *q = text; *q;) {
+    for (const char *q = safe; *q;) {
         size_t w = strcspn(q, " ");
         if (col > indent && col + 1 + (int)w > 100) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
-        } else if (q != text) {
+        } else if (q != safe) {
             fputc(' ', out);
             col++;
         }
@@ -736,6 +738,7 @@ static void wrap_text(FILE *out, const char *head, const char *text, int indent)
             q++;
     }
     fputc('\n', out);
+    free(safe);
 }
 
 static const char *const memory_knobs[] = {
@@ -759,7 +762,7 @@ static void print_libs(struct proc *p, FILE *out)
                   : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
                   : !strcmp(src, "data") ? xasprintf("%s", vt)
                   : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
-        fprintf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
+        term_printf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
                 jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
         free(v);
     }
@@ -842,7 +845,7 @@ static void print_shim(struct proc *p, FILE *out)
 static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
 {
     int problems = analysis_problems(a);
-    fprintf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
+    term_printf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
     if (problems)
         fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
     else

@@ -55,10 +55,10 @@ int cmd_report(int argc, char **argv)
     if (s.n == 0) {
         fprintf(stderr, "convguard report: no readable trace in");
         for (int i = optind; i < argc; i++)
-            fprintf(stderr, " %s", argv[i]);
+            term_printf(stderr, " %s", argv[i]);
         fprintf(stderr, "\n");
-        for (size_t i = 0; i < json_array_size(s.unreadable); i++)
-            fprintf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
+        for (size_t i = 0; i < json_array_size(s.unreadable); i++) /* names from a folder: escaped */
+            term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
                     jstr(json_array_get(s.unreadable, i), "error", "?"));
         trace_set_free(&s);
         return 2;
@@ -90,7 +90,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     if (s.n == 0) {
         /* only a process that touched a CUDA library or ran a framework makes a file */
         (void)force;
-        fprintf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
+        term_printf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
                      "GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
                 dir);
         trace_set_free(&s);

@@ -530,7 +530,7 @@ static void add_unreadable(struct trace_set *s, const char *path, const char *wh
 {
     if (!s->unreadable)
         s->unreadable = json_array();
-    json_array_append_new(s->unreadable, json_pack("{s:s, s:s}", "path", path, "error", why));
+    json_array_append_new(s->unreadable, json_pack("{s:o, s:s}", "path", json_text(path), "error", why));
 }
 
 static void append(struct trace_set *s, struct trace *t)

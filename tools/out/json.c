@@ -131,8 +131,8 @@ static json_t *process_json(struct analysis *a, size_t i)
         for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
             json_array_append_new(ids, json_string(a->f[k].r->id));
         json_t *j = json_pack(
-            "{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-            "file", t->file, "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
+            "{s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+            "file", json_text(t->file), "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
             "rank", int_or_null(t->rank), "ppid", int_or_null(t->ppid), "parent",
             t->parent >= 0 ? json_integer(t->parent) : json_null(), "argv", jget(t->start, "argv") ?: json_null(),
             "wall_time", t->wall, "exited", t->exit != NULL, "cudnn_version", int_or_null(p->cudnn_ver),

@@ -4,7 +4,9 @@
 #define CONVGUARD_UTIL_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <jansson.h>
 
 /* ---- util.c: JSON accessors (every one tolerates NULL and wrong types) */
@@ -47,5 +49,18 @@ struct json_scan {
     double t;
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+
+/* ---- term.c: what a trace (or /proc, or a folder) says, made safe to show
+ * (docs/robustness.md "Output").  Terminals: C0 controls (newline and tab
+ * too), DEL, C1 controls and bytes that are not UTF-8 shown as \n \t \r
+ * \xNN \uNNNN; every text output prints values through these. */
+size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp); /* 0: not valid UTF-8 there */
+void sb_add_term(struct sbuf *b, const char *s, size_t n);
+char *term_text(const char *s); /* an escaped copy, never NULL */
+/* printf whose every %s argument is escaped (the format itself is ours: its \n are the layout) */
+int term_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int term_vprintf(FILE *out, const char *fmt, va_list ap);
+/* a JSON string of s; bytes that are not UTF-8 become U+FFFD (json_string would give NULL) */
+json_t *json_text(const char *s);
 
 #endif
