@@ -5,8 +5,9 @@
  * ancestry, else its host and time, else its rank), and to the stream of its
  * own rank when the output carried rank prefixes.  Of that stream only two
  * kinds of lines are ever used: lines holding a text of patterns.def (the
- * frameworks' and CUDA's own error texts) and the final exception line of
- * the last Python traceback.  They become `output` events of the process, so
+ * frameworks' and CUDA's own error texts; its "benign" rows, warnings that
+ * read like errors, are not used) and the final exception line of the last
+ * Python traceback.  They become `output` events of the process, so
  * that rules can use them as evidence beside the trace, and the report's "you
  * see" quotes them instead of a rule's template. */
 #include <ctype.h>
@@ -18,13 +19,13 @@
 
 #include "model/capture.h"
 
-struct pattern { const char *id, *kind, *framework, *text; };
-static const struct pattern patterns[] = {
-#define PATTERN(id, kind, framework, text) {#id, kind, framework, text},
+const struct message messages[] = {
+#define MESSAGE(id, kind, framework, text, title, cause, fix, confirm, source) \
+    {#id, kind, framework, text, title, cause, fix, confirm, source},
 #include "patterns.def"
-#undef PATTERN
+#undef MESSAGE
 };
-#define N_PATTERNS (sizeof patterns / sizeof patterns[0])
+const size_t n_messages = sizeof messages / sizeof messages[0];
 
 #define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
 #define MAX_QUOTE 300         /* characters of one quoted line */
@@ -367,25 +368,63 @@ static char *quote_text(const char *raw)
 }
 
 /* Case is ignored by comparing lower-case copies with strstr, which is much
- * faster than strcasestr (a 256 KiB tail: 28 ms -> a few). */
-static const struct pattern *pattern_of(const char *line)
+ * faster than strcasestr (a 256 KiB tail: 28 ms -> a few).  A row's text is
+ * kept as its `*`-separated parts, each found after the one before. */
+static bool holds_parts(const char *line, const char *parts)
 {
-    static char *lower[N_PATTERNS];
-    if (!lower[0])
-        for (size_t i = 0; i < N_PATTERNS; i++) {
-            lower[i] = xstrdup(patterns[i].text);
-            for (char *c = lower[i]; *c; c++)
-                *c = (char)tolower((unsigned char)*c);
-        }
+    const char *at = line;
+    for (const char *p = parts; *p; p += strlen(p) + 1) {
+        const char *hit = strstr(at, p);
+        if (!hit)
+            return false;
+        at = hit + strlen(p);
+    }
+    return true;
+}
+
+static char *lower_parts(const char *text)
+{
+    char *l = xstrdup(text), *w = l;
+    for (const char *c = text; *c; c++)
+        *w++ = *c == '*' ? 0 : (char)tolower((unsigned char)*c);
+    char *r = realloc(l, strlen(text) + 2); /* a second NUL ends the parts */
+    r[strlen(text)] = r[strlen(text) + 1] = 0;
+    return r;
+}
+
+const struct message *message_of_line(const char *line)
+{
+    static char **lower;
+    if (!lower) {
+        lower = calloc(n_messages, sizeof *lower);
+        for (size_t i = 0; i < n_messages; i++)
+            lower[i] = lower_parts(messages[i].text);
+    }
     char buf[4200];
     size_t n = 0;
     for (; line[n] && n < sizeof buf - 1; n++)
         buf[n] = (char)tolower((unsigned char)line[n]);
     buf[n] = 0;
-    for (size_t i = 0; i < N_PATTERNS; i++)
-        if (strstr(buf, lower[i]))
-            return &patterns[i];
+    for (size_t i = 0; i < n_messages; i++)
+        if (holds_parts(buf, lower[i]))
+            return &messages[i];
     return NULL;
+}
+
+const struct message *message_by_id(const char *id)
+{
+    for (size_t i = 0; id && i < n_messages; i++)
+        if (strcmp(messages[i].id, id) == 0)
+            return &messages[i];
+    return NULL;
+}
+
+/* A line of a known error text; a benign row's line (a warning that reads
+ * like an error and is none) is no error text: it is never quoted. */
+static const struct message *pattern_of(const char *line)
+{
+    const struct message *m = message_of_line(line);
+    return m && strcmp(m->kind, "benign") == 0 ? NULL : m;
 }
 
 /* The exception line of the last traceback: the first line after "Traceback
@@ -420,12 +459,12 @@ static json_t *section_events(struct capture *c, struct section *sec)
     struct line *v = split_lines(sec->data, sec->len, &n);
     long ex = exception_line(v, n);
     long keep[MAX_OUTPUT_EVENTS];
-    const struct pattern *kp[MAX_OUTPUT_EVENTS];
+    const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
-        const struct pattern *p = pattern_of(v[i].raw);
+        const struct message *p = pattern_of(v[i].raw);
         if (i != ex && !p)
             continue;
         char *q = quote_text(v[i].raw);
@@ -444,7 +483,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
                                          (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
                                          ex >= 0, "child", (json_int_t)c->child));
     for (size_t k = nk; k-- > 0;) {
-        const struct pattern *p = kp[k];
+        const struct message *p = kp[k];
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
                               p ? p->id : "exception", "kind", p ? p->kind : "exception", "framework",
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
