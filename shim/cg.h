@@ -282,12 +282,16 @@ struct cg_libc_dl {
     int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl; /* filled by cg_real_dl_init (real.c) */
-/* A dlerror() text the shim had to consume: set (replacing any), keep (unless
- * one is kept already), clear; take hands it to the program's dlerror() once. */
+/* A dlerror() text the shim had to consume, with the errno glibc's dlerror()
+ * set for it (code, 0: none): set (replacing any), keep (unless one is kept
+ * already), clear; take hands it to the program's dlerror() once, setting
+ * errno as glibc's would.  read: the real dlerror(), its code in *code,
+ * errno left as it was. */
 void cg_dlerror_clear(void);
-void cg_dlerror_set(const char *msg);
-void cg_dlerror_keep(const char *msg);
+void cg_dlerror_set(const char *msg, int code);
+void cg_dlerror_keep(const char *msg, int code);
 char *cg_dlerror_take(void); /* NULL: none kept */
+const char *cg_dlerror_read(int *code);
 
 /* ---- loader/elf.c: reading loaded objects without calling into the dynamic loader */
 struct cg_obj {

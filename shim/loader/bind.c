@@ -135,13 +135,14 @@ struct global {
 static struct global global_ask(const struct want *w)
 {
     struct global g = {NULL, NULL};
-    const char *pending = cg_dl.dlerror();
+    int code;
+    const char *pending = cg_dlerror_read(&code);
     if (pending)
-        cg_dlerror_keep(pending);
+        cg_dlerror_keep(pending, code);
     if (!(g.a = cg_dl.dlsym(RTLD_NEXT, w->name)))
-        cg_dl.dlerror();
+        cg_dlerror_read(&code);
     if (w->ver && !(g.v = cg_dl.dlvsym(RTLD_NEXT, w->name, w->ver)))
-        cg_dl.dlerror();
+        cg_dlerror_read(&code);
     return g;
 }
 
