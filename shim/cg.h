@@ -221,9 +221,14 @@ void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-forma
 void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
-int cg_trace_open(void); /* opens this process's file, sets cg.fd; -1 (warned) when it cannot */
+int cg_trace_open(void); /* opens this process's file, sets cg.fd; 0, or -1 (warned) when it cannot */
 bool cg_trace_dir_usable(void); /* the checks of cg_trace_open on the directory alone (warned) */
-int cg_trace_fd(void);   /* cg.fd, read atomically */
+int cg_trace_fd(void);   /* cg.fd, read atomically: a descriptor, CG_FD_BY_PATH, or -1 (off) */
+/* cg.fd while the shim holds no descriptor of the file: under an
+ * RLIMIT_NOFILE of 100 or less, or after the program closed or reused the
+ * shim's and no descriptor was free: each event opens the file by its path
+ * (trace.c, docs/robustness.md). */
+#define CG_FD_BY_PATH (-2)
 void cg_trace_after_fork(void); /* a forked child starts its file at seq 0, size 0 */
 /* open_fn opens the file and writes `start` at the first event (every
  * process since a file is only made for one that has something to say). */
