@@ -274,6 +274,23 @@ unsigned cg_fork_gate_gave_up(void);
 
 
 struct dl_phdr_info;
+/* ---- core/lazytab.c: the large tables, made when first needed (an anonymous
+ * mapping each, published by one compare-and-swap, never freed).  A table is
+ * declared with CG_LAZYTAB(var) after `static struct cg_lazytab var = {...}`;
+ * cg_lazytab_for(hook) makes every table that hook's wrapper reads, and is
+ * called before a wrapped entry of the hook is stored (cg_real, cg_plt): a
+ * wrapper always finds its tables.  false: one could not be made; tracing is
+ * then off (warned once) and nothing may be wrapped. */
+struct cg_lazytab {
+    bool (*read_by)(int hook); /* does this hook's wrapper read the table? */
+    size_t size;           /* bytes */
+    void (*init)(void *p); /* fills a new table before anyone sees it, or NULL */
+    void *p;               /* the table; NULL until made (atomic access) */
+};
+#define CG_LAZYTAB(t)                                                                                         \
+    static struct cg_lazytab *const cg_lazytab_##t __attribute__((used, section("cg_lazytabs"))) = &t
+bool cg_lazytab_for(int hook);
+
 /* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);

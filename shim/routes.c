@@ -291,7 +291,7 @@ static void *wrap(const char *name, void *real, const void *caller, const char *
     if (!cg_elf_find_obj(real, &o) || !o.dyn)
         return real;
     int s = slot_of_soname(cg_elf_soname(&o));
-    if (s < 0 || cg_slots[s].family != cg_hooks[h].family)
+    if (s < 0 || cg_slots[s].family != cg_hooks[h].family || !cg_lazytab_for(h))
         return real;
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&cg_real[s][h], &expected, real)) {

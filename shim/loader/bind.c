@@ -339,6 +339,7 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     fn = lookup(caller, &w, &g, &everyone, &local);
     *wrap = false;
     bool traced = atomic_load(&cg.traced), lib = fn && in_slot_lib(slot, fn);
+    traced = traced && (!lib || cg_lazytab_for(hook)); /* the wrappers' tables first */
     /* the library's own family calling it: untouched (as on the dlsym route),
      * an answer for this caller only */
     if (lib && cg_caller_family(caller) == (int)cg_hooks[hook].family)
