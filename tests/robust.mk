@@ -18,7 +18,7 @@ CXX       ?= g++
 
 RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
 	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges \
-	$(RB)/prog_forkstress
+	$(RB)/prog_forkstress $(RB)/prog_fdhostile
 # Hosts built with a sanitizer (t_hostile.sh): their runtime calls the
 # shim's dlsym while it starts.  Only where the compiler has the runtimes.
 ifeq ($(findstring -fsanitize,$(CC)),)
