@@ -303,8 +303,16 @@ static void counts_line(FILE *o, struct analysis *a)
     fprintf(o, "<p>%zu process%s on %d host%s: ", a->s->n, a->s->n == 1 ? "" : "es", a->nhosts, a->nhosts == 1 ? "" : "s");
     if (problems)
         fprintf(o, "<b>%d problem%s</b></p>\n", problems, problems > 1 ? "s" : "");
-    else
+    else if (!a->nincomplete)
         fputs("<span class=\"ok\">no problem found</span></p>\n", o);
+    else
+        fputs("<b>no failure recorded, but the traces are incomplete</b></p>\n", o);
+    for (size_t i = 0; i < a->s->n && !problems; i++) /* what each incomplete one lacks */
+        if (a->p[i].incomplete) {
+            fputs("<p>", o);
+            esc(o, a->p[i].incomplete);
+            fputs("</p>\n", o);
+        }
 }
 
 /* the first failure across processes, what came after it, the clocks' note */
