@@ -94,6 +94,17 @@ sed 's/"wall_time":1790000000,/"wall_time":1790000001,/' "$SRC" >"$WORK/exec/gpu
 check "an image replaced by exec is not incomplete: no problem found, exit 0" \
     bash -c "test $? = 0 && grep -q 'no problem found' '$WORK/out'"
 
+# the real thing: a host that loads libcuda, closes every descriptor, then goes on (issue 26); whatever
+# the shim saves of it (nothing more, or a trace_gap marker after re-opening its file), never a clean run
+if command -v python3 >/dev/null && [ -e "$DOUBLES/cuda/libcuda.so.1" ]; then
+    run_shim "$WORK/closer" python3 -c "import ctypes, os
+ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os.closerange(3, 1024)
+c = ctypes.CDLL('$DOUBLES/cudnn9/libcudnn.so.9'); c.cudnnCreate(ctypes.byref(ctypes.c_void_p()))" >/dev/null 2>&1
+    check "a host that closed convguard's descriptor: incomplete, exit 1" incomplete "$WORK/closer"
+else
+    fail "closerange: python3 or the libcuda double missing (make doubles)"
+fi
+
 # convguard run: a program that left through os._exit(0) is not "no problem found"
 if command -v python3 >/dev/null && [ -e "$DOUBLES/cuda/libcuda.so.1" ]; then
     CONVGUARD_DIR=$WORK/run "$CG" run -- python3 -c \
