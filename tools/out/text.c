@@ -311,8 +311,10 @@ static void head_line(struct analysis *a, FILE *out)
     fprintf(out, "convguard report: %s: ", head);
     if (problems)
         fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
-    else if (a->nincomplete) /* what is missing may hold the failure */
-        fprintf(out, "no failure recorded, but %s incomplete\n", a->nincomplete > 1 ? "traces are" : "the trace is");
+    else if (a->nincomplete == 1) /* what is missing may hold the failure */
+        fprintf(out, "no failure recorded, but the trace is incomplete\n");
+    else if (a->nincomplete)
+        fprintf(out, "no failure recorded, but %d traces are incomplete\n", a->nincomplete);
     else
         fprintf(out, "no problem found\n");
 }
