@@ -55,7 +55,7 @@ static void lost_events(struct sbuf *b, struct trace *t)
     if (dropped > 0)
         sb_printf(b, "; the shim could not write %lld event%s (its size cap, a full disk or a lost descriptor)",
                   dropped, dropped == 1 ? "" : "s");
-    if (t->st.capped_mb >= 0 && dropped <= 0)
+    if (t->st.capped && dropped <= 0)
         sb_printf(b, "; it reached its size cap (CONVGUARD_MAX_MB=%lld): later events were not written",
                   t->st.capped_mb);
 }

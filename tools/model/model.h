@@ -33,7 +33,8 @@ struct read_stats {
     long gap_events;
     long long gap_lost;
     char gap_reason[80];
-    long long capped_mb; /* -1: no trace_capped */
+    bool capped;         /* a trace_capped event, */
+    long long capped_mb; /* its max_mb */
 };
 
 /* What the timeline needs of every event, kept for all of them (bounded):

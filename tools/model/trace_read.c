@@ -437,7 +437,7 @@ static void note_gaps(struct trace *t, const char *line, size_t n, const struct 
     json_error_t err;
     json_t *ev = json_loadb(line, n, 0, &err);
     if (capped) {
-        t->st.capped_mb = jint(ev, "max_mb", 0);
+        t->st.capped = true, t->st.capped_mb = jint(ev, "max_mb", 0);
     } else {
         long long lost = jint(ev, "lost", -1);
         const char *why = jstr(ev, "reason", "");
@@ -653,7 +653,7 @@ int trace_read_file(const char *path, struct trace *t)
     assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     memset(t, 0, sizeof *t);
     t->tl_stride = 1;
-    t->st.last_seq = -1, t->st.capped_mb = -1;
+    t->st.last_seq = -1;
     struct stat st;
     struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
     if (l.fd < 0)
