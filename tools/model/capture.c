@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/capture.h"
 
@@ -28,6 +29,7 @@ const struct message messages[] = {
 const size_t n_messages = sizeof messages / sizeof messages[0];
 
 #define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
+#define MAX_HEADER (1 << 16)  /* its first line, the header, is shorter */
 #define MAX_QUOTE 300         /* characters of one quoted line */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
 
@@ -89,7 +91,7 @@ struct capture {
     size_t data_at, data_len; /* where the sections begin, their total size */
 };
 
-struct captures { struct capture *c; size_t n; };
+struct captures { struct capture *c; size_t n; struct id_set seen; /* folders walked */ };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -98,22 +100,26 @@ static bool ends_with(const char *s, const char *suf)
 }
 
 /* The header and the sections' sizes; the bytes are read only for a capture
- * some process turns out to belong to (a folder of many runs stays cheap). */
+ * some process turns out to belong to (a folder of many runs stays cheap).
+ * Only a regular file is opened, never waiting (a FIFO named *.stderr), and
+ * of it only the first 64 KiB are read for the header line. */
 static int capture_read(const char *path, struct capture *c)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f)
+    int fd = open_regular(path, &st);
+    if (fd < 0)
         return -1;
     char *line = NULL;
-    size_t cap = 0;
-    ssize_t hl = -1;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= (off_t)MAX_FILE)
-        hl = getline(&line, &cap, f);
-    fclose(f);
+    ssize_t got = -1, hl = -1;
+    if (st.st_size > 0 && st.st_size <= (off_t)MAX_FILE && (line = malloc(MAX_HEADER)))
+        got = pread(fd, line, MAX_HEADER, 0);
+    close(fd);
+    const char *nl = got > 1 ? memchr(line, '\n', (size_t)got) : NULL;
+    if (nl)
+        hl = nl + 1 - line;
     json_error_t err;
-    c->hdr = hl > 1 && hl < (1 << 16) && line[hl - 1] == '\n' ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
+    c->hdr = hl > 1 ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
     free(line);
     if (!json_is_object(c->hdr) || jint(c->hdr, "convguard_capture", 0) != 1) {
         json_decref(c->hdr);
@@ -146,16 +152,30 @@ static int capture_read(const char *path, struct capture *c)
     return 0;
 }
 
+static bool pread_all(int fd, char *buf, size_t n, off_t at)
+{
+    while (n) {
+        ssize_t got = pread(fd, buf, n, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        buf += got, n -= (size_t)got, at += got;
+    }
+    return true;
+}
+
 /* The sections' bytes; false when the file changed under us. */
 static bool capture_data(struct capture *c)
 {
     if (c->buf)
         return true;
-    FILE *f = fopen(c->path, "rb");
+    struct stat st;
+    int fd = open_regular(c->path, &st);
     c->buf = malloc(c->data_len + 1);
-    bool ok = f && c->buf && fseek(f, (long)c->data_at, SEEK_SET) == 0 && fread(c->buf, 1, c->data_len, f) == c->data_len;
-    if (f)
-        fclose(f);
+    bool ok = fd >= 0 && c->buf && pread_all(fd, c->buf, c->data_len, (off_t)c->data_at);
+    if (fd >= 0)
+        close(fd);
     if (!ok) {
         free(c->buf);
         c->buf = NULL;
@@ -183,10 +203,16 @@ static void captures_add(struct captures *cs, const char *path)
     free(real);
 }
 
+/* each folder once, whatever links lead to it (`latest -> .`) */
 static void captures_in_dir(struct captures *cs, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
+    struct stat ds;
+    if (d && (fstat(dirfd(d), &ds) != 0 || !id_set_add(&cs->seen, ds.st_dev, ds.st_ino))) {
+        closedir(d);
+        return;
+    }
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
@@ -216,6 +242,7 @@ static void captures_free(struct captures *cs)
 {
     captures_free_items(cs);
     free(cs->c);
+    id_set_free(&cs->seen);
 }
 
 /* ---- which capture, which stream */
@@ -524,7 +551,7 @@ void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
     size_t keep = 0; /* an older run's capture in the same folder is not this run's */
     for (size_t i = 0; i < cs.n; i++) {
         if (since > 0 && cs.c[i].start < since - 1) {
-            struct captures one = {&cs.c[i], 1};
+            struct captures one = {.c = &cs.c[i], .n = 1};
             captures_free_items(&one);
         } else {
             cs.c[keep++] = cs.c[i];

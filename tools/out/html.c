@@ -322,8 +322,22 @@ static void counts_line(FILE *o, struct analysis *a)
     fprintf(o, "<p>%zu process%s on %d host%s: ", a->s->n, a->s->n == 1 ? "" : "es", a->nhosts, a->nhosts == 1 ? "" : "s");
     if (problems)
         fprintf(o, "<b>%d problem%s</b></p>\n", problems, problems > 1 ? "s" : "");
-    else
+    else if (!a->nincomplete)
         fputs("<span class=\"ok\">no problem found</span></p>\n", o);
+    else if (a->nincomplete == 1)
+        fputs("<b>no failure recorded, but the trace is incomplete</b></p>\n", o);
+    else
+        fprintf(o, "<b>no failure recorded, but %d traces are incomplete</b></p>\n", a->nincomplete);
+    int shown = 0; /* what each incomplete one lacks, the first 16 */
+    for (size_t i = 0; i < a->s->n && !problems && shown < 16; i++)
+        if (a->p[i].incomplete) {
+            fputs("<p>", o);
+            esc(o, a->p[i].incomplete);
+            fputs("</p>\n", o);
+            shown++;
+        }
+    if (!problems && a->nincomplete > shown)
+        fprintf(o, "<p>and %d more incomplete traces</p>\n", a->nincomplete - shown);
 }
 
 /* the first failure across processes, what came after it, the clocks' note */

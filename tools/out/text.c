@@ -37,6 +37,7 @@ static void wrap(FILE *out, const char *head, const char *text, int indent)
 static char *trace_note(struct trace *t)
 {
     struct sbuf b = {0};
+    char sz[32];
     if (t->st.bad_lines)
         sb_printf(&b, ", %ld unreadable line%s skipped", t->st.bad_lines, t->st.bad_lines > 1 ? "s" : "");
     if (t->st.last_line_cut)
@@ -45,6 +46,12 @@ static char *trace_note(struct trace *t)
         sb_printf(&b, ", %ld line%s lost (gaps in seq)", t->st.seq_gaps, t->st.seq_gaps > 1 ? "s" : "");
     if (jint(t->exit, "events_dropped", 0) > 0)
         sb_printf(&b, ", %lld events dropped by the shim", jint(t->exit, "events_dropped", 0));
+    if (t->st.gap_events)
+        sb_printf(&b, ", %lld events lost before the shim's trace_gap", t->st.gap_lost);
+    if (t->st.nul_bytes)
+        sb_printf(&b, ", %s of NUL bytes (a file cut by a crash)", fmt_size(t->st.nul_bytes, sz, sizeof sz));
+    if (t->st.long_lines)
+        sb_printf(&b, ", %ld line%s over 4 MiB skipped", t->st.long_lines, t->st.long_lines > 1 ? "s" : "");
     if (t->st.fixed_utf8)
         sb_printf(&b, ", %ld line%s with bytes that are not UTF-8", t->st.fixed_utf8, t->st.fixed_utf8 > 1 ? "s" : "");
     if (t->st.elided) {
@@ -63,7 +70,7 @@ static char *trace_note(struct trace *t)
     for (size_t k = 0; k < json_array_size(t->events); k++)
         crashed |= strcmp(jstr(json_array_get(t->events, k), "ev", ""), "crash") == 0;
     if (!t->exit && !crashed && !t->execd)
-        sb_add(&b, ", no exit line (killed, or still running)");
+        sb_add(&b, ", no exit line (killed, still running, or convguard's file closed)");
     char *r = xstrdup(b.len ? b.s + 2 : "");
     free(b.s);
     return r;
@@ -308,8 +315,27 @@ static void head_line(struct analysis *a, FILE *out)
     term_printf(out, "convguard report: %s: ", head);
     if (problems)
         term_printf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+    else if (a->nincomplete == 1) /* what is missing may hold the failure */
+        term_printf(out, "no failure recorded, but the trace is incomplete\n");
+    else if (a->nincomplete)
+        term_printf(out, "no failure recorded, but %d traces are incomplete\n", a->nincomplete);
     else
         term_printf(out, "no problem found\n");
+}
+
+/* no problem found, and traces incomplete: what each one lacks (the notes say it of every file) */
+static void incomplete_lines(struct analysis *a, FILE *out, bool all)
+{
+    int shown = 0;
+    for (size_t i = 0; i < a->s->n && !analysis_problems(a); i++) {
+        if (!a->p[i].incomplete)
+            continue;
+        if (shown++ == 3 && !all) {
+            fprintf(out, "and %d more incomplete traces (--all lists them)\n", a->nincomplete - 3);
+            break;
+        }
+        wrap(out, "", a->p[i].incomplete, 4);
+    }
 }
 
 /* many processes: those alike share a line, the most common first, at most 12 lines */
@@ -371,5 +397,6 @@ void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
     }
     for (int g = 0; g < a->ngroups; g++)
         finding_group(a, out, &a->groups[g], blocks, all);
+    incomplete_lines(a, out, all);
     trace_notes(a, out, all);
 }

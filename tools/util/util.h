@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
+#include <sys/stat.h>
 
 /* ---- util.c: JSON accessors (every one tolerates NULL and wrong types) */
 json_t *jget(json_t *obj, const char *dotted_path);
@@ -36,6 +37,15 @@ char *sb_take(struct sbuf *b); /* never NULL */
 
 /* ---- util.c: host names in natural order ("node2" before "node10") */
 int natural_cmp(const char *a, const char *b);
+
+/* ---- files.c: only regular files opened, never blocking (a FIFO); each
+ * folder or file taken once, by its (device, inode) */
+const char *file_kind(mode_t mode);              /* "a FIFO (named pipe)", ... */
+int open_regular(const char *path, struct stat *st); /* fd, or -1 (EINVAL: not a regular file) */
+struct file_id { dev_t dev; ino_t ino; bool used; };
+struct id_set { struct file_id *slot; size_t n, cap; };
+bool id_set_add(struct id_set *s, dev_t dev, ino_t ino); /* false: it was there */
+void id_set_free(struct id_set *s);
 
 /* ---- json_scan.c: is this line one JSON object (as jansson judges it), and
  * its top-level ev, seq, t, pid, truncated, workspace and mem.free/total */
