@@ -221,9 +221,14 @@ void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-forma
 void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
-int cg_trace_open(void); /* opens this process's file, sets cg.fd; -1 (warned) when it cannot */
-int cg_trace_fd(void);   /* cg.fd, read atomically */
+int cg_trace_open(void); /* opens this process's file, sets cg.fd; 0, or -1 (warned) when it cannot */
+int cg_trace_fd(void);   /* cg.fd, read atomically: a descriptor, CG_FD_BY_PATH, or -1 (off) */
 bool cg_trace_refused(void); /* the trace folder was refused (warned once): tracing is off for good */
+/* cg.fd while the shim holds no descriptor of the file: under an
+ * RLIMIT_NOFILE of 100 or less, or after the program closed or reused the
+ * shim's and no descriptor was free: each event opens the file by its path
+ * (trace.c, docs/robustness.md). */
+#define CG_FD_BY_PATH (-2)
 void cg_trace_after_fork(void); /* a forked child starts its file at seq 0, size 0 */
 /* open_fn opens the file and writes `start` at the first event (every
  * process since a file is only made for one that has something to say). */
@@ -269,6 +274,23 @@ unsigned cg_fork_gate_gave_up(void);
 
 
 struct dl_phdr_info;
+/* ---- core/lazytab.c: the large tables, made when first needed (an anonymous
+ * mapping each, published by one compare-and-swap, never freed).  A table is
+ * declared with CG_LAZYTAB(var) after `static struct cg_lazytab var = {...}`;
+ * cg_lazytab_for(hook) makes every table that hook's wrapper reads, and is
+ * called before a wrapped entry of the hook is stored (cg_real, cg_plt): a
+ * wrapper always finds its tables.  false: one could not be made; tracing is
+ * then off (warned once) and nothing may be wrapped. */
+struct cg_lazytab {
+    bool (*read_by)(int hook); /* does this hook's wrapper read the table? */
+    size_t size;           /* bytes */
+    void (*init)(void *p); /* fills a new table before anyone sees it, or NULL */
+    void *p;               /* the table; NULL until made (atomic access) */
+};
+#define CG_LAZYTAB(t)                                                                                         \
+    static struct cg_lazytab *const cg_lazytab_##t __attribute__((used, section("cg_lazytabs"))) = &t
+bool cg_lazytab_for(int hook);
+
 /* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
 struct cg_libc_dl {
     void *(*dlopen)(const char *, int);
@@ -282,12 +304,16 @@ struct cg_libc_dl {
     int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct cg_libc_dl cg_dl; /* filled by cg_real_dl_init (real.c) */
-/* A dlerror() text the shim had to consume: set (replacing any), keep (unless
- * one is kept already), clear; take hands it to the program's dlerror() once. */
+/* A dlerror() text the shim had to consume, with the errno glibc's dlerror()
+ * set for it (code, 0: none): set (replacing any), keep (unless one is kept
+ * already), clear; take hands it to the program's dlerror() once, setting
+ * errno as glibc's would.  read: the real dlerror(), its code in *code,
+ * errno left as it was. */
 void cg_dlerror_clear(void);
-void cg_dlerror_set(const char *msg);
-void cg_dlerror_keep(const char *msg);
+void cg_dlerror_set(const char *msg, int code);
+void cg_dlerror_keep(const char *msg, int code);
 char *cg_dlerror_take(void); /* NULL: none kept */
+const char *cg_dlerror_read(int *code);
 
 /* ---- loader/elf.c: reading loaded objects without calling into the dynamic loader */
 struct cg_obj {

@@ -85,8 +85,9 @@ static void *do_open(const void *caller, long lmid, bool m, const char *file, in
     } else if (traced && !(flags & RTLD_NOLOAD)) {
         /* (RTLD_NOLOAD asks "is it loaded?": a NULL answer is no failure.)
          * Reading the reason consumes it: keep it for the caller's dlerror(). */
-        const char *err = cg_dl.dlerror();
-        cg_dlerror_set(err ? err : "");
+        int code;
+        const char *err = cg_dlerror_read(&code);
+        cg_dlerror_set(err ? err : "", code);
         cg_libs_open_failed(file, flags, caller, err);
         if (!err)
             cg_dlerror_clear();
@@ -276,7 +277,7 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
         n = cg_append(msg, sizeof msg, n, ", version ");
         cg_append(msg, sizeof msg, n, version);
     }
-    cg_dlerror_set(msg);
+    cg_dlerror_set(msg, 0); /* glibc's lookup failure has no errno code */
 }
 
 /* Maps a real function address of a traced library to our entry (*hook: its
@@ -290,7 +291,7 @@ static void *wrap(const char *name, void *real, const void *caller, const char *
     if (!cg_elf_find_obj(real, &o) || !o.dyn)
         return real;
     int s = slot_of_soname(cg_elf_soname(&o));
-    if (s < 0 || cg_slots[s].family != cg_hooks[h].family)
+    if (s < 0 || cg_slots[s].family != cg_hooks[h].family || !cg_lazytab_for(h))
         return real;
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&cg_real[s][h], &expected, real)) {

@@ -1,7 +1,7 @@
 # tests/loader.mk - the loader's and the trace's edge cases (tests/loader/):
 # dlopen flags and namespaces (dlflags), a hooked name nothing defines
 # (unbound), many threads writing long events (burst), driver functions from
-# cudaGetDriverEntryPoint (entrypoint).  Included by the top Makefile.
+# cudaGetDriverEntryPoint (entrypoint), errno after dlerror() (dlerrno).  Included by the top Makefile.
 LDT := $(BUILD)/loader
 LDT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -fPIC
 LDT_LIBS := $(LDT)/libflag_lazy.so $(LDT)/libflag_lazy2.so $(LDT)/libflag_deep.so $(LDT)/libflag_deep2.so \
@@ -25,9 +25,9 @@ $(LDT)/libunbound_weak.so: tests/loader/unbound_lib.c
 $(LDT)/dlflags: tests/loader/dlflags.c
 	@mkdir -p $(@D)
 	$(CC) $(LDT_CFLAGS) -rdynamic -o $@ $< -ldl
-$(LDT)/unbound $(LDT)/burst $(LDT)/entrypoint: $(LDT)/%: tests/loader/%.c
+$(LDT)/unbound $(LDT)/burst $(LDT)/entrypoint $(LDT)/dlerrno: $(LDT)/%: tests/loader/%.c
 	@mkdir -p $(@D)
 	$(CC) $(LDT_CFLAGS) -o $@ $< -ldl -lpthread
 .PHONY: loader-tests
-loader-tests: $(LDT_LIBS) $(LDT)/dlflags $(LDT)/unbound $(LDT)/burst $(LDT)/entrypoint
+loader-tests: $(LDT_LIBS) $(LDT)/dlflags $(LDT)/unbound $(LDT)/burst $(LDT)/entrypoint $(LDT)/dlerrno
 TEST_DEPS += loader-tests

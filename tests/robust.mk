@@ -8,6 +8,7 @@
 #   make check-valgrind   memcheck over the test clients under the shim
 #   make fuzz             libFuzzer targets (clang-14) in build-fuzz/
 #   make fuzz-run FUZZ_SECONDS=600   run each target that long
+#   make fuzz-ci          (.ci/run) every target: its saved crashes, then FUZZ_CI_SECONDS of fuzzing
 RB        := $(BUILD)/robust
 RB_SRC    := tests/robust
 RB_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -Ishim -I$(CGT_TD)
@@ -17,7 +18,7 @@ CXX       ?= g++
 
 RB_PROGS := $(RB)/prog_crash $(RB)/prog_terminate $(RB)/libprehandler.so $(RB)/waitstatus \
 	$(RB)/prog_threads $(RB)/prog_routes $(RB)/libfaultwrite.so $(RB)/prog_secure $(RB)/test_trace_edges \
-	$(RB)/prog_forkstress
+	$(RB)/prog_forkstress $(RB)/prog_fdhostile
 # Hosts built with a sanitizer (t_hostile.sh): their runtime calls the
 # shim's dlsym while it starts.  Only where the compiler has the runtimes.
 ifeq ($(findstring -fsanitize,$(CC)),)
@@ -29,7 +30,7 @@ RB_PROGS += $(RB)/prog_threads_asan
 endif
 endif
 TEST_DEPS += robust
-.PHONY: robust check-sanitize check-tsan check-valgrind fuzz fuzz-run
+.PHONY: robust check-sanitize check-tsan check-valgrind fuzz fuzz-run fuzz-ci
 robust: $(RB_PROGS)
 
 $(RB)/%: $(RB_SRC)/%.c
@@ -132,7 +133,7 @@ FUZZ_CC      ?= clang-14
 FUZZ_FLAGS   := -g -O1 -std=c11 -D_GNU_SOURCE -Ishim -fsanitize=fuzzer,address,undefined
 FUZZ_SECONDS ?= 120
 FZ           := build-fuzz
-FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan)
+FUZZ_TARGETS := $(FZ)/fuzz_env $(FZ)/fuzz_event $(if $(wildcard tools/model/trace_read.c),$(FZ)/fuzz_reader $(FZ)/fuzz_scan $(FZ)/fuzz_capture $(FZ)/fuzz_html)
 fuzz: $(FUZZ_TARGETS)
 $(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
@@ -146,6 +147,16 @@ $(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(TOOLS_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
 	    tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
+# the stderr capture: relay.c's writer and model/capture.c's reader, round trip and hostile files
+$(FZ)/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_TOOLS) $(TOOLS_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
+	    tests/fuzz/fuzz_capture.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
+# the same, through the HTML, text and JSON reports: our markup only, no raw control (docs/robustness.md "Output")
+$(FZ)/fuzz_html: tests/fuzz/fuzz_html.c tests/fuzz/json_check.h $(FUZZ_TOOLS) $(TOOLS_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
+	    tests/fuzz/fuzz_html.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
 # the reader's line scan against jansson
 $(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/util/json_scan.c tools/util/util.h
 	@mkdir -p $(@D)
@@ -159,6 +170,27 @@ fuzz-run: fuzz
 	    $$t -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=2 -print_final_stats=1 $(FZ)/corpus-$$n \
 	        >$(FZ)/$$n.log 2>&1; rc=$$?; tail -12 $(FZ)/$$n.log; \
 	    [ $$rc = 0 ] || { echo "$$n: FAILED (rc $$rc)"; exit 1; }; \
+	done
+
+# CI: for every target `make fuzz` builds, the inputs that once crashed it
+# (tests/fuzz/crashes/<target>/, kept for good) run as regression inputs, then
+# FUZZ_CI_SECONDS of fuzzing from its seeds (tests/fuzz/seeds/<target>/) in a
+# scratch corpus; a new crash is written to tests/fuzz/crashes/<target>/ (add it
+# to the repository with the fix) and fails the run.
+FUZZ_CI_SECONDS ?= 30
+fuzz-ci: fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	    n=$$(basename $$t); c=tests/fuzz/crashes/$$n; mkdir -p $$c $(FZ)/ci-$$n; \
+	    if ls $$c/* >/dev/null 2>&1; then \
+	        echo "== $$n: $$(ls $$c | wc -l) saved crash input(s)"; \
+	        $$t -close_fd_mask=2 $$c/* >$(FZ)/$$n.regress.log 2>&1 || \
+	            { tail -30 $(FZ)/$$n.regress.log; echo "$$n: a saved crash input fails again"; exit 1; }; \
+	    fi; \
+	    echo "== $$n: $(FUZZ_CI_SECONDS) s from tests/fuzz/seeds/$$n"; \
+	    $$t -max_total_time=$(FUZZ_CI_SECONDS) -close_fd_mask=2 -print_final_stats=1 -artifact_prefix=$$c/ \
+	        $(FZ)/ci-$$n $$(ls -d tests/fuzz/seeds/$$n 2>/dev/null) >$(FZ)/$$n.log 2>&1; rc=$$?; \
+	    grep -a -E '^#[0-9]+.*DONE|^stat::number_of_executed_units' $(FZ)/$$n.log; \
+	    [ $$rc = 0 ] || { tail -40 $(FZ)/$$n.log; echo "$$n: FAILED (rc $$rc), input saved in $$c/"; exit 1; }; \
 	done
 
 # the trace builder's edges, linked straight from the shim's objects

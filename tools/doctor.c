@@ -554,7 +554,7 @@ static json_t *verdict(json_t *r)
     return ps;
 }
 
-/* ---- output */
+/* ---- output: paths, process names and variables as found, escaped (util/term.c) */
 /* the copies of cuDNN, the CUDA runtime and the driver found on disk */
 static void print_copies(json_t *r)
 {
@@ -563,7 +563,7 @@ static void print_copies(json_t *r)
     json_t *copies = json_object_get(r, "copies"), *f;
     size_t i;
     for (size_t k = 0; k < 3; k++) {
-        printf("%s copies:\n", fams[k][1]);
+        term_printf(stdout, "%s copies:\n", fams[k][1]);
         int shown = 0, parts = 0;
         json_array_foreach(copies, i, f) {
             if (strcmp(jstr(f, "family", ""), fams[k][0]) != 0)
@@ -575,46 +575,46 @@ static void print_copies(json_t *r)
             }
             long long ver = jint(f, "version", -1);
             const char *vs = ver < 0 ? "?" : k == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v);
-            printf("  %-8s %s", vs, jstr(f, "path", "?"));
+            term_printf(stdout, "  %-8s %s", vs, jstr(f, "path", "?"));
             if (jint(f, "cuda_built_for", -1) > 0)
-                printf("  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
+                term_printf(stdout, "  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
             if (jget(f, "graph_from"))
-                printf("  (loaded here it runs as %s: its graph part comes from %s)",
+                term_printf(stdout, "  (loaded here it runs as %s: its graph part comes from %s)",
                        fmt_cudnn_ver(jint(f, "runs_as", -1), w, sizeof w), jstr(f, "graph_from", "?"));
             if (jget(f, "error"))
-                printf("  (does not load: %s)", jstr(f, "error", "?"));
+                term_printf(stdout, "  (does not load: %s)", jstr(f, "error", "?"));
             json_t *src = jget(f, "sources");
-            printf("  [");
+            term_printf(stdout, "  [");
             for (size_t s = 0; s < json_array_size(src); s++)
-                printf("%s%s", s ? ", " : "", json_string_value(json_array_get(src, s)));
-            printf("]\n");
+                term_printf(stdout, "%s%s", s ? ", " : "", json_string_value(json_array_get(src, s)));
+            term_printf(stdout, "]\n");
             shown++;
         }
         if (parts)
-            printf("  (+%d other cuDNN parts: cnn, ops, engines, heuristic, adv)\n", parts);
+            term_printf(stdout, "  (+%d other cuDNN parts: cnn, ops, engines, heuristic, adv)\n", parts);
         if (!shown && !parts)
-            printf("  none found\n");
+            term_printf(stdout, "  none found\n");
     }
 }
 
 static void print_picks(json_t *r)
 {
     char v[32];
-    printf("a program that loads by bare name gets:\n");
+    term_printf(stdout, "a program that loads by bare name gets:\n");
     const char *key;
     json_t *p;
     json_object_foreach(json_object_get(r, "picks"), key, p) {
         if (jget(p, "error")) {
-            printf("  %-16s not found\n", key);
+            term_printf(stdout, "  %-16s not found\n", key);
             continue;
         }
         long long ver = jint(p, "version", -1);
-        printf("  %-16s %s%s%s%s (%s)", key, jstr(p, "path", "?"), jget(p, "file") ? " (= " : "", jstr(p, "file", ""),
+        term_printf(stdout, "  %-16s %s%s%s%s (%s)", key, jstr(p, "path", "?"), jget(p, "file") ? " (= " : "", jstr(p, "file", ""),
                jget(p, "file") ? ")" : "",
                ver < 0 ? "?" : strncmp(key, "libcudnn", 8) == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v));
         if (jstr(p, "graph", NULL))
-            printf(", its graph part %s", jstr(p, "graph", ""));
-        printf("\n");
+            term_printf(stdout, ", its graph part %s", jstr(p, "graph", ""));
+        term_printf(stdout, "\n");
     }
 }
 
@@ -625,44 +625,44 @@ static void print_gpus(json_t *r)
     size_t i;
     json_t *nv = json_object_get(r, "nvml");
     if (jget(nv, "error")) {
-        printf("GPUs: unknown: %s\n", jstr(nv, "error", "?"));
+        term_printf(stdout, "GPUs: unknown: %s\n", jstr(nv, "error", "?"));
         return;
     }
-    printf("driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
+    term_printf(stdout, "driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
            json_array_size(jget(nv, "gpus")), json_array_size(jget(nv, "gpus")) == 1 ? "" : "s");
     json_array_foreach(jget(nv, "gpus"), i, f) {
-        printf("  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
+        term_printf(stdout, "  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
                fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
         json_t *h;
         size_t k;
         json_array_foreach(jget(f, "holders"), k, h)
-            printf("%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
+            term_printf(stdout, "%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
                    fmt_size(jint(h, "bytes", -1), v, sizeof v));
-        printf("\n");
+        term_printf(stdout, "\n");
     }
 }
 
 static void print_human(json_t *r)
 {
-    printf("convguard doctor\n");
+    term_printf(stdout, "convguard doctor\n");
     print_copies(r);
     print_picks(r);
     print_gpus(r);
-    printf("looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
+    term_printf(stdout, "looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
            "python3's site-packages, venvs and conda envs under $HOME, ./ and /opt; not in other users' homes, "
            "container images or other folders (put one in LD_LIBRARY_PATH to include it)\n",
            json_array_size(json_object_get(r, "searched")));
-    printf("environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
+    term_printf(stdout, "environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
            jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
     json_t *ps = json_object_get(r, "problems"), *f;
     size_t i;
     if (!json_array_size(ps))
-        printf("verdict: no problem found\n");
+        term_printf(stdout, "verdict: no problem found\n");
     else
-        printf("verdict: %zu problem%s\n", json_array_size(ps), json_array_size(ps) > 1 ? "s" : "");
+        term_printf(stdout, "verdict: %zu problem%s\n", json_array_size(ps), json_array_size(ps) > 1 ? "s" : "");
     json_array_foreach(ps, i, f) {
-        printf("  [%s] %s\n", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
-        printf("      fix: %s\n", jstr(f, "fix", "?"));
+        term_printf(stdout, "  [%s] %s\n", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
+        term_printf(stdout, "      fix: %s\n", jstr(f, "fix", "?"));
     }
 }
 

@@ -397,7 +397,42 @@ static void cudnn_folder_versions(struct proc *p)
     }
 }
 
-/* returns 0, or an INSPECT_* status having said why */
+/* a line "Key:\t<hex>" of a status file (CapEff, CapPrm); 0 when absent */
+static unsigned long long status_hex(const char *path, const char *key)
+{
+    size_t n;
+    char *s = read_file(path, &n, 1 << 16);
+    char *k = s ? strstr(s, key) : NULL;
+    unsigned long long v = k ? strtoull(k + strlen(key), NULL, 16) : 0;
+    free(s);
+    return v;
+}
+
+/* Why the kernel refused to let us read the map (ptrace_may_access, READ
+ * mode): another owner, a process holding capabilities we lack, or one that
+ * is not dumpable; each is waived by CAP_SYS_PTRACE (bit 19), which a
+ * container drops by default.  Yama's ptrace_scope limits attaching only, and
+ * reading a map is not attaching.  Returns the message's middle part. */
+static const char *denial_reason(long long pid, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%lld/status", pid);
+    int ptrace_cap = (status_hex("/proc/self/status", "CapEff:") >> 19) & 1;
+    long long uid = proc_status_field(pid, "Uid:");
+    if (ptrace_cap)
+        return "refused although this process has CAP_SYS_PTRACE (a security module: AppArmor, SELinux)";
+    if (uid != (long long)geteuid())
+        snprintf(buf, cap, "belongs to another user (uid %lld)%s", uid,
+                 geteuid() ? "" : " and convguard runs without CAP_SYS_PTRACE (a container's default)");
+    else if (status_hex(path, "CapPrm:") & ~status_hex("/proc/self/status", "CapPrm:"))
+        snprintf(buf, cap, "holds capabilities convguard lacks, and convguard runs without CAP_SYS_PTRACE "
+                           "(a container's default)");
+    else
+        snprintf(buf, cap, "is not dumpable (it changed its identity or set PR_SET_DUMPABLE 0), and convguard "
+                           "runs without CAP_SYS_PTRACE");
+    return buf;
+}
+
 /* why the memory map could not be read, told; the exit code */
 static int maps_unreadable(struct proc *p, const char *me, const char *path, int e)
 {
@@ -406,11 +441,12 @@ static int maps_unreadable(struct proc *p, const char *me, const char *path, int
         return INSPECT_NO_PROCESS;
     }
     if (e == EACCES || e == EPERM) {
-        long long uid = proc_status_field(p->pid, "Uid:");
+        char why[256];
         fprintf(stderr,
-                "%s: process %lld belongs to another user (uid %lld): its memory map can be read only by that "
-                "user or root; run `convguard inspect %lld` as that user, or with sudo\n",
-                me, p->pid, uid, p->pid);
+                "%s: process %lld %s: its memory map can be read only by its user or a process with "
+                "CAP_SYS_PTRACE; run `convguard inspect %lld` as that user, with sudo, or in a container started "
+                "with --cap-add=SYS_PTRACE\n",
+                me, p->pid, denial_reason(p->pid, why, sizeof why), p->pid);
         return INSPECT_PERMISSION;
     }
     fprintf(stderr, "%s: %s: %s\n", me, path, strerror(e));
@@ -682,15 +718,17 @@ static json_t *snapshot_events(struct proc *p, const char *host)
 }
 
 /* ---- output */
+/* text: what /proc says, escaped (util/term.c) */
 static void wrap_text(FILE *out, const char *head, const char *text, int indent)
 {
+    char *safe = term_text(text);
     int col = fprintf(out, "%s", head);
-    for (const char *q = text; *q;) {
+    for (const char *q = safe; *q;) {
         size_t w = strcspn(q, " ");
         if (col > indent && col + 1 + (int)w > 100) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
-        } else if (q != text) {
+        } else if (q != safe) {
             fputc(' ', out);
             col++;
         }
@@ -700,6 +738,7 @@ static void wrap_text(FILE *out, const char *head, const char *text, int indent)
             q++;
     }
     fputc('\n', out);
+    free(safe);
 }
 
 static const char *const memory_knobs[] = {
@@ -723,7 +762,7 @@ static void print_libs(struct proc *p, FILE *out)
                   : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
                   : !strcmp(src, "data") ? xasprintf("%s", vt)
                   : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
-        fprintf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
+        term_printf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
                 jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
         free(v);
     }
@@ -806,7 +845,7 @@ static void print_shim(struct proc *p, FILE *out)
 static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
 {
     int problems = analysis_problems(a);
-    fprintf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
+    term_printf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
     if (problems)
         fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
     else
@@ -846,7 +885,7 @@ static int usage(FILE *o, int rc)
                "  the CUDA libraries, framework, settings and GPU memory of a running process, read from\n"
                "  /proc/PID without stopping it, and the report's diagnosis of them\n"
                "  exit status: 0 no problem, 1 problems, 2 usage, 3 not a process id, 4 no such process\n"
-               "  (or it exited), 5 permission denied (another user's process), 6 no CUDA library mapped\n");
+               "  (or it exited), 5 permission denied (another user, no CAP_SYS_PTRACE), 6 no CUDA library mapped\n");
     return rc;
 }
 

@@ -16,7 +16,8 @@ static int usage(FILE *o, int rc)
                "  PATH: trace files (*.jsonl) or directories of them (several processes, ranks, hosts);\n"
                "        none: $CONVGUARD_DIR, else ./convguard-logs (where `convguard run` writes)\n"
                "  --all: one line per process, every variant and note (alike processes share a line otherwise)\n"
-               "  exit status: 0 no problem found, 1 problems found, 2 usage or I/O error\n");
+               "  exit status: 0 no problem found, 1 problems found or a trace incomplete (no exit line, lost lines),\n"
+               "  2 usage or I/O error\n");
     return rc;
 }
 
@@ -55,10 +56,10 @@ int cmd_report(int argc, char **argv)
     if (s.n == 0) {
         fprintf(stderr, "convguard report: no readable trace in");
         for (int i = optind; i < argc; i++)
-            fprintf(stderr, " %s", argv[i]);
+            term_printf(stderr, " %s", argv[i]);
         fprintf(stderr, "\n");
-        for (size_t i = 0; i < json_array_size(s.unreadable); i++)
-            fprintf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
+        for (size_t i = 0; i < json_array_size(s.unreadable); i++) /* names from a folder: escaped */
+            term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
                     jstr(json_array_get(s.unreadable, i), "error", "?"));
         trace_set_free(&s);
         return 2;
@@ -71,7 +72,7 @@ int cmd_report(int argc, char **argv)
     } else {
         print_text(a, stdout, verbose, all);
     }
-    int rc = analysis_problems(a) ? 1 : 0;
+    int rc = analysis_problems(a) || analysis_incomplete(a) ? 1 : 0; /* an incomplete trace is no clean run */
     if (html && write_html(a, html) != 0) {
         perror(html);
         rc = 2;
@@ -90,7 +91,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     if (s.n == 0) {
         /* only a process that touched a CUDA library or ran a framework makes a file */
         (void)force;
-        fprintf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
+        term_printf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
                      "GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
                 dir);
         trace_set_free(&s);
@@ -99,7 +100,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     trace_set_link(&s);
     capture_attach(&s, (char *[]){(char *)dir}, 1, since);
     struct analysis *a = analyse(&s);
-    int problems = analysis_problems(a);
+    int problems = analysis_problems(a) + analysis_incomplete(a);
     if (problems || force)
         print_text(a, out, false, false);
     analysis_free(a);

@@ -4,7 +4,12 @@
  * and written by a single write(2) to a file opened with O_APPEND, so lines
  * from threads and forked children never interleave and every event written
  * before a crash (even SIGKILL) is already in the file.  Nothing is buffered
- * in the process.  Formatting happens only here, on rare events. */
+ * in the process.  Formatting happens only here, on rare events.
+ *
+ * The program may close the descriptor or reuse its number for a file of its
+ * own (closerange, `exec 100>log`): every write first checks that the
+ * descriptor is still the file, and when it is not, the file is opened again
+ * by its path (reopen), never written through the program's descriptor. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +32,20 @@ static atomic_bool capped;  /* CONVGUARD_MAX_MB reached */
 static dev_t trace_dev;
 static ino_t trace_ino;
 
+/* A descriptor the shim holds goes at or above this number, away from those
+ * a program picks for its own (0, 1, 2, a shell's `exec 3>`...): found
+ * there, after a reuse, above the reused one. */
+#define FD_FLOOR 100
+
+/* A gap: the descriptor was found closed or reused (reopen), or an event
+ * could not be written for want of a free descriptor.  The next event
+ * written is preceded by a trace_gap event saying why and how many were lost
+ * meanwhile. */
+enum { GAP_NONE, GAP_FD_CLOSED, GAP_FD_REUSED, GAP_NO_FD };
+static const char *const gap_reasons[] = {NULL, "fd closed", "fd reused", "no fd free"};
+static _Atomic int gap_pending;   /* a GAP_* reason, GAP_NONE: no trace_gap owed */
+static _Atomic uint64_t gap_lost; /* events not written since the gap began */
+
 /* cg.fd is read by every thread and changed by the trace's opener (a forked
  * child's first event) and by the reused-descriptor check: atomic access. */
 int cg_trace_fd(void) { return __atomic_load_n(&cg.fd, __ATOMIC_ACQUIRE); }
@@ -42,6 +61,8 @@ void cg_trace_after_fork(void)
     atomic_store(&cg_events_written, 0);
     atomic_store(&cg_events_dropped, 0);
     atomic_store(&cg_last_failure_seq, 0);
+    atomic_store(&gap_pending, GAP_NONE);
+    atomic_store(&gap_lost, 0);
 }
 
 uint64_t cg_now_ns(void)
@@ -284,17 +305,10 @@ void cg_ev_close(struct cg_ev *e, char bracket)
 
 static void write_capped_event(void);
 
-void cg_ev_end(struct cg_ev *e)
+/* The line's end: after an overflow cut back to a complete member and
+ * marked, then "}\n". */
+static void ev_seal(struct cg_ev *e)
 {
-    if (e->cap < CG_EV_MIN) {
-        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
-        return;
-    }
-    if (CG_UNLIKELY(e->failure)) {
-        void (*on_failure)(struct cg_ev *) = __atomic_load_n(&cg_ev_on_failure, __ATOMIC_ACQUIRE);
-        if (on_failure)
-            on_failure(e); /* drvlog.c: the driver's words about this failure, written just before it */
-    }
     if (e->overflow) {
         /* Drop the unfinished tail back to a safe point: cut at the last
          * complete member and mark the line truncated, still valid JSON. */
@@ -332,6 +346,20 @@ void cg_ev_end(struct cg_ev *e)
     }
     e->buf[e->len++] = '}';
     e->buf[e->len++] = '\n';
+}
+
+void cg_ev_end(struct cg_ev *e)
+{
+    if (e->cap < CG_EV_MIN) {
+        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    if (CG_UNLIKELY(e->failure)) {
+        void (*on_failure)(struct cg_ev *) = __atomic_load_n(&cg_ev_on_failure, __ATOMIC_ACQUIRE);
+        if (on_failure)
+            on_failure(e); /* drvlog.c: the driver's words about this failure, written just before it */
+    }
+    ev_seal(e);
     if (e->failure)
         atomic_store_explicit(&cg_last_failure_seq, e->seq + 1, memory_order_relaxed);
     if (!e->final && cg_cfg.max_mb > 0 &&
@@ -339,7 +367,7 @@ void cg_ev_end(struct cg_ev *e)
         /* Past the cap: counted, not written.  The first time, one line says
          * so; `exit` and `crash` are still written (they are bounded). */
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
-        if (cg_trace_fd() >= 0 && !atomic_exchange(&capped, true))
+        if (cg_trace_fd() != -1 && !atomic_exchange(&capped, true))
             write_capped_event();
         return;
     }
@@ -360,27 +388,9 @@ static void write_capped_event(void)
     errno = saved;
 }
 
-void cg_trace_write(const char *line, size_t len)
+/* One write of a whole line to fd, counted. */
+static void write_line(int fd, const char *line, size_t len)
 {
-    int fd = cg_trace_fd();
-    if (fd < 0)
-        return;
-    if (atomic_load_explicit(&broken, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
-        return;
-    }
-    int saved = errno;
-    /* The program may have closed our descriptor and reused its number for a
-     * file of its own: never write into that.  Events are rare, so one fstat
-     * each is affordable. */
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_dev != trace_dev || st.st_ino != trace_ino) {
-        int expected = fd;
-        __atomic_compare_exchange_n(&cg.fd, &expected, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
-        errno = saved;
-        return;
-    }
     ssize_t r;
     do
         r = write(fd, line, len);
@@ -388,18 +398,170 @@ void cg_trace_write(const char *line, size_t len)
     if (r == (ssize_t)len) {
         atomic_fetch_add_explicit(&cg_events_written, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&bytes_written, (uint64_t)len, memory_order_relaxed);
-    } else {
-        static atomic_bool warned;
+        return;
+    }
+    static atomic_bool warned;
+    atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+    /* Nothing written (ENOSPC, EDQUOT, EIO): later events may fit again.
+     * Part of the line written (a disk filling up mid-line): any later
+     * line would be glued to that fragment, so write nothing more; the
+     * fragment stays the file's last, newline-less line, which readers
+     * ignore. */
+    if (r >= 0)
+        atomic_store(&broken, true);
+    if (!atomic_exchange(&warned, true))
+        cg_warn("cannot write the trace (disk full or file gone); events are counted, not written: ", cg.path);
+}
+
+/* The trace_gap event owed, if one is, written to fd before the next line.
+ * Exactly one writer takes it (the exchange). */
+static void write_gap_owed(int fd)
+{
+    if (CG_LIKELY(atomic_load_explicit(&gap_pending, memory_order_relaxed) == GAP_NONE))
+        return;
+    int why = atomic_exchange(&gap_pending, GAP_NONE);
+    if (why == GAP_NONE)
+        return;
+    char b[256];
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "trace_gap");
+    cg_ev_u64(&e, "lost", atomic_exchange(&gap_lost, 0));
+    cg_ev_str(&e, "reason", gap_reasons[why]);
+    ev_seal(&e);
+    write_line(fd, e.buf, e.len);
+}
+
+/* The trace file opened again by its path (cg.path): O_APPEND so lines stay
+ * whole, O_NOFOLLOW and no O_CREAT so that nothing planted in its place is
+ * written to or made, O_NONBLOCK so that a FIFO there cannot hang us; kept
+ * only when it is the very file noted at creation.  Only system calls that
+ * are async-signal-safe: a crash handler may be the one that reopens. */
+enum { REOPEN_LATER = -1, REOPEN_NEVER = -2 };
+static int open_by_path(void)
+{
+    if (!cg.path[0])
+        return REOPEN_NEVER;
+    int fd;
+    do
+        fd = open(cg.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) /* no descriptor free (or no memory) may pass; a file gone will not come back */
+        return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? REOPEN_LATER : REOPEN_NEVER;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != trace_dev || st.st_ino != trace_ino) {
+        close(fd);
+        return REOPEN_NEVER;
+    }
+    return fd;
+}
+
+/* The file was removed or replaced while no descriptor was held: tracing
+ * ends, said once. */
+static void trace_gone(void)
+{
+    int expected = CG_FD_BY_PATH;
+    atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+    if (__atomic_compare_exchange_n(&cg.fd, &expected, -1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        cg_warn("the trace file was closed by the program and is gone or replaced, tracing off: ", cg.path);
+}
+
+/* fd moved to the lowest free number >= floor (fd itself closed), or
+ * CG_FD_BY_PATH when there is none (RLIMIT_NOFILE <= floor): then the shim
+ * holds no descriptor and the program keeps every one its limit allows. */
+static int hold_high(int fd, int floor)
+{
+    if (fd >= floor)
+        return fd;
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+    close(fd);
+    return hi >= 0 ? hi : CG_FD_BY_PATH;
+}
+
+/* No descriptor held: this one event opens the file, writes, closes. */
+static void write_by_path(const char *line, size_t len)
+{
+    int fd = open_by_path();
+    if (fd == REOPEN_NEVER) {
+        trace_gone();
+        return;
+    }
+    if (fd == REOPEN_LATER) {
+        int none = GAP_NONE;
+        atomic_compare_exchange_strong(&gap_pending, &none, GAP_NO_FD);
+        atomic_fetch_add_explicit(&gap_lost, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
-        /* Nothing written (ENOSPC, EDQUOT, EIO): later events may fit again.
-         * Part of the line written (a disk filling up mid-line): any later
-         * line would be glued to that fragment, so write nothing more; the
-         * fragment stays the file's last, newline-less line, which readers
-         * ignore. */
-        if (r >= 0)
-            atomic_store(&broken, true);
-        if (!atomic_exchange(&warned, true))
-            cg_warn("cannot write the trace (disk full or file gone); events are counted, not written: ", cg.path);
+        return;
+    }
+    write_gap_owed(fd);
+    write_line(fd, line, len);
+    close(fd);
+}
+
+/* The thread that swapped the lost descriptor `old` for CG_FD_BY_PATH (one
+ * thread: a compare-and-swap; the others meanwhile write by path, never
+ * wait) opens the file again and holds the new descriptor above `old`. */
+static void reopen(int old, int why)
+{
+    int none = GAP_NONE;
+    atomic_compare_exchange_strong(&gap_pending, &none, why);
+    int fd = open_by_path();
+    if (fd == REOPEN_NEVER) {
+        trace_gone(); /* this event counted: the caller's next round finds tracing off */
+        return;
+    }
+    if (fd == REOPEN_LATER)
+        return; /* by path, event by event, until a descriptor is free */
+    fd = hold_high(fd, old + 1 > FD_FLOOR ? old + 1 : FD_FLOOR);
+    int expected = CG_FD_BY_PATH;
+    if (fd != CG_FD_BY_PATH &&
+        !__atomic_compare_exchange_n(&cg.fd, &expected, fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        close(fd); /* tracing went off meanwhile */
+}
+
+/* Is fd still the trace file?  GAP_NONE, or why not. */
+static int fd_changed(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return GAP_FD_CLOSED;
+    return st.st_dev != trace_dev || st.st_ino != trace_ino ? GAP_FD_REUSED : GAP_NONE;
+}
+
+void cg_trace_write(const char *line, size_t len)
+{
+    if (cg_trace_fd() == -1)
+        return;
+    if (atomic_load_explicit(&broken, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    int saved = errno;
+    /* Events are rare, so one fstat each is affordable.  A round that finds
+     * the descriptor lost changes cg.fd (reopen, or another thread's): the
+     * next round writes through what it is now. */
+    for (int round = 0;; round++) {
+        int fd = cg_trace_fd();
+        if (fd == -1)
+            break;
+        if (fd == CG_FD_BY_PATH) {
+            write_by_path(line, len);
+            break;
+        }
+        int why = fd_changed(fd);
+        if (why == GAP_NONE) {
+            write_gap_owed(fd);
+            write_line(fd, line, len);
+            break;
+        }
+        if (round == 3) { /* lost again and again: this one event is given up */
+            atomic_fetch_add_explicit(&gap_lost, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&cg_events_dropped, 1, memory_order_relaxed);
+            break;
+        }
+        int expected = fd;
+        if (__atomic_compare_exchange_n(&cg.fd, &expected, CG_FD_BY_PATH, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            reopen(fd, why);
     }
     errno = saved;
 }
@@ -474,19 +636,12 @@ static size_t trace_path(char *out, size_t cap, const char *name)
     return cg_append(out, cap, n, name);
 }
 
-/* The new file's descriptor, kept away from the low descriptors a program may
- * close and reuse (0, 1, 2 and the first few), mode 0600 exactly (O_CREAT's
- * mode is cut by the umask, never more); its identity noted. */
+/* The new file: mode 0600 exactly (O_CREAT's mode is cut by the umask,
+ * never more); its identity noted.  (cg_trace_open then moves its descriptor
+ * away from the low ones a program may close and reuse: hold_high.) */
 static int trace_settle(int fd)
 {
     fchmod(fd, 0600);
-    if (fd < 10) {
-        int hi = fcntl(fd, F_DUPFD_CLOEXEC, 100);
-        if (hi >= 0) {
-            close(fd);
-            fd = hi;
-        }
-    }
     note_identity(fd);
     return fd;
 }
@@ -517,6 +672,8 @@ int cg_trace_open(void)
         }
     }
     close(dfd);
+    if (fd >= 0)
+        fd = hold_high(fd, FD_FLOOR);
     set_fd(fd);
-    return fd;
+    return fd == -1 ? -1 : 0;
 }

@@ -140,16 +140,17 @@ static void nvml_load_locked(void)
     /* A dlopen from here would drop (on failure: replace) an error text the
      * program has not read yet: take it first and hand it back after. */
     char kept[1024];
-    const char *prev = cg_dl.dlerror ? cg_dl.dlerror() : NULL;
+    int kept_code, code;
+    const char *prev = cg_dlerror_read(&kept_code);
     if (prev)
         cg_strlcpy(kept, prev, sizeof kept);
     void *h = cg_dl.dlopen ? cg_dl.dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL) : NULL;
     if (!h) {
-        const char *err = cg_dl.dlerror ? cg_dl.dlerror() : NULL;
+        const char *err = cg_dlerror_read(&code);
         nvml_fail("libnvidia-ml.so.1 not loadable: ", err ? err : "dlopen failed");
     }
     if (prev)
-        cg_dlerror_keep(kept); /* the program's next dlerror() gets it back */
+        cg_dlerror_keep(kept, kept_code); /* the program's next dlerror() gets it back */
     if (!h)
         return;
     cg_objsnap_refresh();

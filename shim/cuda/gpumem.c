@@ -70,9 +70,21 @@ struct slot {
     _Atomic uintptr_t key;
     _Atomic uint64_t size;
 };
-static struct slot ptr_table[TABLE_SIZE], handle_table[TABLE_SIZE];
+/* The two tables, 1 MiB each, mapped when the driver is first wrapped
+ * (core/lazytab.c): a wrapper always finds them.  A plain load, which the
+ * wrapper's acquire of its entry orders after their making. */
+struct mem_tables {
+    struct slot ptr[TABLE_SIZE], handle[TABLE_SIZE];
+};
+static void tables_reserve(void *m);
+static bool table_hook(int hook);
+static struct cg_lazytab mem_tab = {table_hook, sizeof(struct mem_tables), tables_reserve, NULL};
+CG_LAZYTAB(mem_tab);
+#define ptr_table (((struct mem_tables *)mem_tab.p)->ptr)
+#define handle_table (((struct mem_tables *)mem_tab.p)->handle)
 
-/* A constant in the entries: the cold paths take the table, not the mark,
+/* A constant in the entries (the compiler folds the comparison of two
+ * members of one struct): the cold paths take the table, not the mark,
  * which the entry would keep in a saved register across the call. */
 static inline uintptr_t mark_of(const struct slot *t) { return t == handle_table ? HANDLE_MARK : PTR_MARK; }
 
@@ -83,11 +95,24 @@ static inline uint32_t hash(uintptr_t k)
     return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> (64 - TABLE_BITS));
 }
 
-/* Before any wrapper runs (the shim's constructor runs later: priority). */
-__attribute__((constructor(101))) static void table_reserve(void)
+/* Slot 0 of each, before anyone sees them. */
+static void tables_reserve(void *m)
 {
-    atomic_store_explicit(&ptr_table[0].key, RESERVED, memory_order_relaxed);
-    atomic_store_explicit(&handle_table[0].key, RESERVED, memory_order_relaxed);
+    atomic_store_explicit(&((struct mem_tables *)m)->ptr[0].key, RESERVED, memory_order_relaxed);
+    atomic_store_explicit(&((struct mem_tables *)m)->handle[0].key, RESERVED, memory_order_relaxed);
+}
+
+/* the hooks whose wrappers (DRV_ALLOC, DRV_FREE below) read the tables */
+static bool table_hook(int hook)
+{
+    switch (hook) {
+    case CG_H_cuMemAlloc_v2: case CG_H_cuMemAllocAsync: case CG_H_cuMemAllocAsync_ptsz:
+    case CG_H_cuMemAllocFromPoolAsync: case CG_H_cuMemAllocFromPoolAsync_ptsz: case CG_H_cuMemCreate:
+    case CG_H_cuMemFree_v2: case CG_H_cuMemFreeAsync: case CG_H_cuMemFreeAsync_ptsz: case CG_H_cuMemRelease:
+        return true;
+    default:
+        return false;
+    }
 }
 
 /* NULL, a free slot's value and slot 0's are no block's key. */
@@ -232,8 +257,9 @@ static void mem_now(struct mem_now *m)
     m->largest = atomic_load_explicit(&largest_out, memory_order_relaxed);
     /* A table no allocation went into is not walked (a process that never
      * allocated pays nothing at exit). */
-    bool used[2] = {count_ok(ptr_alloc_hooks, NELEMS(ptr_alloc_hooks)) != 0,
-                    count_ok(handle_alloc_hooks, NELEMS(handle_alloc_hooks)) != 0};
+    bool made = __atomic_load_n(&mem_tab.p, __ATOMIC_ACQUIRE) != NULL; /* the driver was wrapped */
+    bool used[2] = {made && count_ok(ptr_alloc_hooks, NELEMS(ptr_alloc_hooks)) != 0,
+                    made && count_ok(handle_alloc_hooks, NELEMS(handle_alloc_hooks)) != 0};
     for (int t = 0; t < 2; t++) {
         const struct slot *tab = t ? handle_table : ptr_table;
         for (uint32_t i = 0; used[t] && i < TABLE_SIZE; i++) {

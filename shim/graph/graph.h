@@ -130,6 +130,9 @@ struct gt_ent {
 struct gt_ent *gt_insert(uintptr_t desc, int type);
 /* The entry of desc, NULL when not tracked.  Inline: every descriptor call
  * and every Execute asks. */
+/* Static, not mapped on first use like the records and the memory tables
+ * (core/lazytab.c): read through a pointer, every descriptor call and
+ * Execute took 9-10 instructions more (the pointer reloaded after stores). */
 extern struct gt_ent gt_table[GT_SIZE];
 #define GT_HASH(key) ((uint64_t)(key) * 0x9E3779B97F4A7C15ull)
 static inline uint32_t gt_slot_of(uintptr_t key) { return (uint32_t)(GT_HASH(key) >> (64 - GT_BITS)); }

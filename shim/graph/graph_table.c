@@ -25,6 +25,9 @@ __attribute__((constructor(101))) static void gt_reserve(void)
     atomic_store_explicit(&gt_table[0].key, GT_RESERVED, memory_order_relaxed);
 }
 
+/* the records are read by the backend API's wrappers (cudnn_graph.c) */
+static bool backend_hook(int hook) { return strncmp(cg_hooks[hook].name, "cudnnBackend", 12) == 0; }
+
 /* Ids come from a global counter in blocks, so threads creating descriptors
  * at once (JAX compiles on several) do not share a cache line per Create. */
 static _Atomic uint32_t id_next = 1;
@@ -182,8 +185,10 @@ struct gt_ent *gt_follow(const struct gt_link *l)
 uint32_t gt_index(const struct gt_ent *e) { return (uint32_t)(e - gt_table); }
 struct gt_ent *gt_at(uint32_t index) { return index < GT_SIZE ? &gt_table[index] : NULL; }
 
-/* ---- operation graph records */
-static struct gr_rec recs[GR_COUNT];
+/* ---- operation graph records (GR_COUNT, mapped with the table) */
+static struct cg_lazytab rec_tab = {backend_hook, sizeof(struct gr_rec) * GR_COUNT, NULL, NULL};
+CG_LAZYTAB(rec_tab);
+#define recs ((struct gr_rec *)rec_tab.p)
 static _Atomic uint64_t rec_cursor;
 
 uint64_t gr_allocated(void) { return atomic_load_explicit(&rec_cursor, memory_order_relaxed); }
@@ -198,6 +203,8 @@ struct gr_rec *gr_get(uint32_t idx, uint32_t gen)
 
 void gr_each(void (*fn)(struct gr_rec *r, void *arg), void *arg)
 {
+    if (!__atomic_load_n(&rec_tab.p, __ATOMIC_ACQUIRE)) /* cuDNN never wrapped */
+        return;
     uint64_t n = gr_allocated();
     for (uint32_t i = 0; i < GR_COUNT && i < n; i++)
         if (atomic_load_explicit(&recs[i].gen, memory_order_acquire))

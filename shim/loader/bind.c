@@ -135,13 +135,14 @@ struct global {
 static struct global global_ask(const struct want *w)
 {
     struct global g = {NULL, NULL};
-    const char *pending = cg_dl.dlerror();
+    int code;
+    const char *pending = cg_dlerror_read(&code);
     if (pending)
-        cg_dlerror_keep(pending);
+        cg_dlerror_keep(pending, code);
     if (!(g.a = cg_dl.dlsym(RTLD_NEXT, w->name)))
-        cg_dl.dlerror();
+        cg_dlerror_read(&code);
     if (w->ver && !(g.v = cg_dl.dlvsym(RTLD_NEXT, w->name, w->ver)))
-        cg_dl.dlerror();
+        cg_dlerror_read(&code);
     return g;
 }
 
@@ -338,6 +339,7 @@ void *cg_bind_plt(int slot, int hook, const void *caller, bool *wrap)
     fn = lookup(caller, &w, &g, &everyone, &local);
     *wrap = false;
     bool traced = atomic_load(&cg.traced), lib = fn && in_slot_lib(slot, fn);
+    traced = traced && (!lib || cg_lazytab_for(hook)); /* the wrappers' tables first */
     /* the library's own family calling it: untouched (as on the dlsym route),
      * an answer for this caller only */
     if (lib && cg_caller_family(caller) == (int)cg_hooks[hook].family)

@@ -96,7 +96,8 @@ static _Atomic(void *) real_untraced[CG_NSLOTS][CG_NHOOKS];
 
 void *cg_real_in_lib(int slot, int hook)
 {
-    bool traced = atomic_load(&cg.traced);
+    /* (the tables the family's wrappers read first: they find them made) */
+    bool traced = atomic_load(&cg.traced) && cg_lazytab_for(hook);
     _Atomic(void *) *cell = traced ? &cg_real[slot][hook] : &real_untraced[slot][hook];
     void *known = atomic_load(cell);
     if (known)
@@ -123,7 +124,7 @@ void cg_real_promote(void)
     for (int s = 0; s < CG_NSLOTS; s++)
         for (int h = 0; h < CG_NHOOKS; h++) {
             void *p = atomic_load(&real_untraced[s][h]), *expected = NULL;
-            if (p && atomic_compare_exchange_strong(&cg_real[s][h], &expected, p))
+            if (p && cg_lazytab_for(h) && atomic_compare_exchange_strong(&cg_real[s][h], &expected, p))
                 atomic_fetch_add(&cg_real_gen, 1);
         }
 }

@@ -87,6 +87,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, cuuint6
                              CUdriverProcAddressQueryResult *status);
 CUresult cuModuleLoad(CUmodule *module, const char *fname);
 CUresult cuModuleLoadData(CUmodule *module, const void *image);
+CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev);
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n, CUjit_option *options, void **values);
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin);
 CUresult cuModuleUnload(CUmodule module);

@@ -238,6 +238,29 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* cuCtxCreate (the _v2 of CUDA 3.2, the _v4 with CUctxCreateParams of 12.5):
+ * one context is modelled, so the new one is the primary, retained and made
+ * current; CGTEST_CTX_MB applies as to the primary's creation. */
+static CUresult ctx_create(CUcontext *ctx, CUdevice dev)
+{
+    CUresult r = cuDevicePrimaryCtxRetain(ctx, dev);
+    if (r == CUDA_SUCCESS)
+        current = *ctx;
+    return r;
+}
+
+API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
+{
+    (void)flags;
+    return ctx_create(ctx, dev);
+}
+
+API CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev)
+{
+    (void)params, (void)flags;
+    return ctx_create(ctx, dev);
+}
+
 API CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     NEED_INIT();
@@ -666,6 +689,8 @@ static const struct proc {
     { "cuDeviceGetName", 2000, (void *)cuDeviceGetName, NULL },
     { "cuDeviceGetAttribute", 2000, (void *)cuDeviceGetAttribute, NULL },
     { "cuDevicePrimaryCtxRetain", 7000, (void *)cuDevicePrimaryCtxRetain, NULL },
+    { "cuCtxCreate", 12050, (void *)cuCtxCreate_v4, NULL },
+    { "cuCtxCreate", 3020, (void *)cuCtxCreate_v2, NULL },
     { "cuCtxSetCurrent", 4000, (void *)cuCtxSetCurrent, NULL },
     { "cuCtxGetCurrent", 4000, (void *)cuCtxGetCurrent, NULL },
     { "cuCtxGetDevice", 2000, (void *)cuCtxGetDevice, NULL },

@@ -84,4 +84,27 @@ printf '{"ev":"a","seq":0}{"ev":"b","seq":1}\n' > "$WORK/glued.jsonl"
 printf '{"ev":"a","seq":0}\n\n{"ev":"b","seq":1}\n' > "$WORK/empty.jsonl"
 check "framing check refuses two objects glued on one line" bash -c "! trace_lines_valid '$WORK/glued.jsonl'"
 check "framing check refuses an empty line" bash -c "! trace_lines_valid '$WORK/empty.jsonl'"
+
+# 5. errno after dlerror(): glibc's sets it to the failure's code (ENOENT,
+#    EMFILE, EISDIR; an undefined symbol has none); the shim's kept copy of a
+#    text it had to read must do the same.  Every step, with and without the
+#    shim: the cuDNN double (its functions dlopen a missing sub-library at
+#    their first call) and the real cuDNN when there is one.
+"$L/dlerrno" "$D" "$D/cudnn9/libcudnn.so.9" > "$WORK/errno.plain" 2>&1
+run_shim "$WORK/errno" "$L/dlerrno" "$D" "$D/cudnn9/libcudnn.so.9" > "$WORK/errno.shim" 2>&1
+check "errno after dlerror(): the program measured what it should (ENOENT after a missing library)" \
+    grep -qx '  dlerror: libcudnn_missing_for_test.so.9: cannot open shared object file: No such file or directory; errno 2' "$WORK/errno.plain"
+check "errno after dlerror(): EMFILE after a dlopen without a free descriptor" \
+    grep -q 'Too many open files; errno 24$' "$WORK/errno.plain"
+check "errno after each loader call and each dlerror(): identical with and without the shim (doubles)" \
+    diff "$WORK/errno.plain" "$WORK/errno.shim"
+REAL_CUDNN=/usr/local/cuda/lib64/libcudnn.so.9
+if [ -e "$REAL_CUDNN" ] && [ -z "${CG_SANITIZED:-}" ]; then
+    "$L/dlerrno" "$D" "$REAL_CUDNN" > "$WORK/errno-real.plain" 2>&1
+    run_shim "$WORK/errno-real" "$L/dlerrno" "$D" "$REAL_CUDNN" > "$WORK/errno-real.shim" 2>&1
+    check "errno after each loader call and each dlerror(): identical with and without the shim (real cuDNN)" \
+        bash -c "grep -q '^cudnnCreate (call 2)' '$WORK/errno-real.plain' && diff '$WORK/errno-real.plain' '$WORK/errno-real.shim'"
+else
+    echo "  (no real cuDNN in /usr/local/cuda: its errno comparison skipped)"
+fi
 finish

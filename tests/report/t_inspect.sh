@@ -55,6 +55,49 @@ else
     echo "  (cannot make another user's process here: permission check skipped)"
 fi
 
+# 2b. root without CAP_SYS_PTRACE (a container's default, issue 26 item 14): the
+# kernel's real reason, not "another user (uid 0)".  Whether the kernel refuses
+# depends on it (and on its security modules): each case first asks the kernel
+# itself (head of the map), then checks inspect's words where it refused and
+# that inspect read the process where it did not.
+NOPTRACE=(setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace)
+# denied CASE PID WORDS [PREFIX...]: the map cannot be read: exit 5, WORDS said, never "another user (uid 0)"
+denied() {
+    local name=$1 pid=$2 words=$3 out rc; shift 3
+    if "$@" head -c1 /proc/$pid/maps >/dev/null 2>&1; then
+        check "$name: the kernel lets it read the map, and so does inspect (exit 6: no CUDA)" \
+            test "$(rc_of "$@" "$CG" inspect $pid)" = 6
+        return
+    fi
+    out=$("$@" "$CG" inspect $pid 2>&1); rc=$?
+    check "$name: exit 5" test $rc = 5
+    check "$name: says why ($words)" grep -q -- "$words" <<<"$out"
+    check "$name: not 'another user (uid 0)'" bash -c '! grep -q "another user (uid 0)" <<<"$1"' _ "$out"
+}
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && "${NOPTRACE[@]}" true 2>/dev/null &&
+   [ $(( (0x$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status) >> 19) & 1 )) = 1 ]; then
+    # pid 1: root, with capabilities a container's root lacks
+    denied "pid 1 from root without CAP_SYS_PTRACE" 1 'holds capabilities convguard lacks.*without CAP_SYS_PTRACE.*--cap-add=SYS_PTRACE' "${NOPTRACE[@]}"
+    denied "pid 1 from root with CAP_SYS_PTRACE" 1 'refused although this process has CAP_SYS_PTRACE (a security module'
+    live "import json"
+    denied "a root process with more capabilities" $LIVE 'holds capabilities convguard lacks' "${NOPTRACE[@]}"
+    # the same capabilities as the reader, but not dumpable
+    rm -f "$WORK/ready"
+    "${NOPTRACE[@]}" "$PY" -c "import ctypes, time
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+open('$WORK/ready', 'w').close()
+time.sleep(60)" & PIDS+=($!); nodump=$!
+    for _ in $(seq 100); do [ -e "$WORK/ready" ] && break; sleep 0.05; done
+    denied "a process that is not dumpable" $nodump 'is not dumpable.*PR_SET_DUMPABLE.*without CAP_SYS_PTRACE' "${NOPTRACE[@]}"
+    # another uid really
+    setpriv --reuid=1234 --regid=1234 --clear-groups sleep 60 & PIDS+=($!); other=$!
+    for _ in $(seq 100); do [ "$(stat -c %u /proc/$other 2>/dev/null)" = 1234 ] && break; sleep 0.05; done
+    denied "another uid, from root without CAP_SYS_PTRACE" $other \
+        'belongs to another user (uid 1234) and convguard runs without CAP_SYS_PTRACE' "${NOPTRACE[@]}"
+else
+    echo "  (not root with CAP_SYS_PTRACE and setpriv: capability checks skipped)"
+fi
+
 [ -e "$REAL/libcudnn.so.9" ] && [ -e "$REAL/libcudnn_graph.so.9" ] ||
     { echo "  (no real cuDNN 9 in $REAL: live cuDNN checks skipped)"; finish; exit $?; }
 

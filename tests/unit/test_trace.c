@@ -15,6 +15,7 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 2;
     cg.fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+    snprintf(cg.path, sizeof cg.path, "%s", argv[1]); /* what a lost descriptor is reopened by */
     /* cg_trace_write checks the descriptor is still the file it opened */
     cg_cfg.max_mb = 0;
     extern void cg_trace_test_adopt(int fd);
@@ -54,13 +55,23 @@ int main(int argc, char **argv)
     cg_ev_str(&e, "s", big);
     cg_ev_end(&e);
 
-    /* the descriptor replaced behind our back: nothing may be written */
+    /* the descriptor replaced behind our back: nothing may be written to
+     * it; the file is opened again by its path and the event goes there,
+     * after a trace_gap */
+    int old = cg.fd;
     close(cg.fd);
     int other = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (other != cg.fd)
-        dup2(other, cg.fd);
-    cg_ev_begin(&e, b, sizeof b, "must_not_appear");
+    if (other != old)
+        dup2(other, old);
+    cg_ev_begin(&e, b, sizeof b, "after_reuse");
     cg_ev_end(&e);
-    printf("dropped=%llu\n", (unsigned long long)atomic_load(&cg_events_dropped));
+    printf("dropped=%llu reopened_above=%d\n", (unsigned long long)atomic_load(&cg_events_dropped),
+           cg_trace_fd() > old && cg_trace_fd() >= 100);
+    /* closed and the file removed: tracing off, the event counted */
+    close(cg_trace_fd());
+    unlink(argv[1]);
+    cg_ev_begin(&e, b, sizeof b, "after_removal");
+    cg_ev_end(&e);
+    printf("dropped=%llu off=%d\n", (unsigned long long)atomic_load(&cg_events_dropped), cg_trace_fd() == -1);
     return 0;
 }

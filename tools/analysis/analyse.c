@@ -34,6 +34,7 @@ struct analysis *analyse(struct trace_set *s)
         if (f->ev && strcmp(f->r->severity, "error") == 0 && (p->fail_t < 0 || jnum(f->ev, "t", 0) < p->fail_t))
             p->fail_t = jnum(f->ev, "t", 0), p->fail_ev = f->ev;
     }
+    judge_completeness(a);
     group_findings(a);
     group_processes(a, analysis_in_table);
     find_first_failure(a);
@@ -52,7 +53,7 @@ void analysis_free(struct analysis *a)
         free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix), free(f->driver);
     }
     for (size_t i = 0; i < a->s->n; i++)
-        free(a->p[i].label), free(a->p[i].prog), free(a->p[i].cudnn_mix);
+        free(a->p[i].label), free(a->p[i].prog), free(a->p[i].cudnn_mix), free(a->p[i].incomplete);
     analysis_groups_free(a);
     free(a->f);
     free(a->p);

@@ -28,6 +28,7 @@ struct proc_sum {
     int first_f;      /* its first finding (a->f), -1 */
     double fail_t;    /* `t` of its first failure, -1: none */
     json_t *fail_ev;  /* that failure (borrowed) */
+    char *incomplete; /* what its trace lacks ("the trace of pid 77 is incomplete: ..."), NULL: whole */
 };
 
 /* A set of processes, as indexes into the trace set, in set order. */
@@ -69,6 +70,7 @@ struct analysis {
     struct pgroup *pgroups;
     int npgroups;
     struct first_failure ff;
+    int nincomplete;  /* processes whose trace is incomplete (complete.c) */
 };
 
 /* ---- analyse.c */
@@ -78,6 +80,10 @@ bool analysis_in_table(struct analysis *a, size_t i);
 struct analysis *analyse(struct trace_set *s);
 int analysis_problems(struct analysis *a); /* findings told once, plus inconsistencies */
 void analysis_free(struct analysis *a);
+
+/* ---- complete.c: a->p[i].incomplete; a report with one is never "no problem found" */
+void judge_completeness(struct analysis *a);
+int analysis_incomplete(struct analysis *a);
 
 /* ---- findings.c: the rules applied to process ti, its findings added */
 void apply_rules(struct analysis *a, size_t ti);

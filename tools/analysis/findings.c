@@ -7,17 +7,24 @@
 #include "analysis/analysis.h"
 #include "model/capture.h"
 
+/* the rule's own group, g[0..n): `a+b` is taken when either is */
 static bool group_taken(json_t *taken, const char *g, size_t n)
 {
-    char k[64];
-    snprintf(k, sizeof k, "%.*s", (int)n, g);
-    return json_object_get(taken, k) != NULL;
+    for (size_t at = 0; at < n;) {
+        size_t len = strcspn(g + at, "+,");
+        char k[64];
+        snprintf(k, sizeof k, "%.*s", (int)(len < n - at ? len : n - at), g + at);
+        if (json_object_get(taken, k))
+            return true;
+        at += len + 1;
+    }
+    return false;
 }
 
 static void take_groups(json_t *taken, const char *groups)
 {
     for (const char *g = groups; g && *g;) {
-        size_t n = strcspn(g, ",");
+        size_t n = strcspn(g, ",+");
         char k[64];
         snprintf(k, sizeof k, "%.*s", (int)n, g);
         json_object_set_new(taken, k, json_true());

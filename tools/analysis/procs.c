@@ -73,8 +73,12 @@ static void name_process(struct analysis *a, struct trace *t, struct proc_sum *p
         const char *s = json_string_value(json_array_get(argv, i));
         sb_printf(&b, "%s%s", i ? " " : "", i ? (s ? s : "?") : base_name(s ? s : "?"));
     }
-    if (b.len > 60)
-        b.s[57] = b.s[58] = b.s[59] = '.', b.s[60] = 0;
+    if (b.len > 60) { /* cut at a character's start: a cut sequence is not UTF-8, which JSON cannot hold */
+        size_t cut = 57;
+        while (cut > 0 && ((unsigned char)b.s[cut] & 0xc0) == 0x80)
+            cut--;
+        memcpy(b.s + cut, "...", 4);
+    }
     p->prog = b.len ? sb_take(&b) : xstrdup(base_name(jstr(t->start, "exe", "?")));
 }
 

@@ -5,8 +5,9 @@
  * ancestry, else its host and time, else its rank), and to the stream of its
  * own rank when the output carried rank prefixes.  Of that stream only two
  * kinds of lines are ever used: lines holding a text of patterns.def (the
- * frameworks' and CUDA's own error texts) and the final exception line of
- * the last Python traceback.  They become `output` events of the process, so
+ * frameworks' and CUDA's own error texts; its "benign" rows, warnings that
+ * read like errors, are not used) and the final exception line of the last
+ * Python traceback.  They become `output` events of the process, so
  * that rules can use them as evidence beside the trace, and the report's "you
  * see" quotes them instead of a rule's template. */
 #include <ctype.h>
@@ -15,18 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/capture.h"
 
-struct pattern { const char *id, *kind, *framework, *text; };
-static const struct pattern patterns[] = {
-#define PATTERN(id, kind, framework, text) {#id, kind, framework, text},
+const struct message messages[] = {
+#define MESSAGE(id, kind, framework, text, title, cause, fix, confirm, source) \
+    {#id, kind, framework, text, title, cause, fix, confirm, source},
 #include "patterns.def"
-#undef PATTERN
+#undef MESSAGE
 };
-#define N_PATTERNS (sizeof patterns / sizeof patterns[0])
+const size_t n_messages = sizeof messages / sizeof messages[0];
 
 #define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
+#define MAX_HEADER (1 << 16)  /* its first line, the header, is shorter */
 #define MAX_QUOTE 300         /* characters of one quoted line */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
 
@@ -88,7 +91,7 @@ struct capture {
     size_t data_at, data_len; /* where the sections begin, their total size */
 };
 
-struct captures { struct capture *c; size_t n; };
+struct captures { struct capture *c; size_t n; struct id_set seen; /* folders walked */ };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -97,22 +100,26 @@ static bool ends_with(const char *s, const char *suf)
 }
 
 /* The header and the sections' sizes; the bytes are read only for a capture
- * some process turns out to belong to (a folder of many runs stays cheap). */
+ * some process turns out to belong to (a folder of many runs stays cheap).
+ * Only a regular file is opened, never waiting (a FIFO named *.stderr), and
+ * of it only the first 64 KiB are read for the header line. */
 static int capture_read(const char *path, struct capture *c)
 {
     memset(c, 0, sizeof *c);
-    FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f)
+    int fd = open_regular(path, &st);
+    if (fd < 0)
         return -1;
     char *line = NULL;
-    size_t cap = 0;
-    ssize_t hl = -1;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= (off_t)MAX_FILE)
-        hl = getline(&line, &cap, f);
-    fclose(f);
+    ssize_t got = -1, hl = -1;
+    if (st.st_size > 0 && st.st_size <= (off_t)MAX_FILE && (line = malloc(MAX_HEADER)))
+        got = pread(fd, line, MAX_HEADER, 0);
+    close(fd);
+    const char *nl = got > 1 ? memchr(line, '\n', (size_t)got) : NULL;
+    if (nl)
+        hl = nl + 1 - line;
     json_error_t err;
-    c->hdr = hl > 1 && hl < (1 << 16) && line[hl - 1] == '\n' ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
+    c->hdr = hl > 1 ? json_loadb(line, (size_t)hl - 1, 0, &err) : NULL;
     free(line);
     if (!json_is_object(c->hdr) || jint(c->hdr, "convguard_capture", 0) != 1) {
         json_decref(c->hdr);
@@ -145,16 +152,30 @@ static int capture_read(const char *path, struct capture *c)
     return 0;
 }
 
+static bool pread_all(int fd, char *buf, size_t n, off_t at)
+{
+    while (n) {
+        ssize_t got = pread(fd, buf, n, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        buf += got, n -= (size_t)got, at += got;
+    }
+    return true;
+}
+
 /* The sections' bytes; false when the file changed under us. */
 static bool capture_data(struct capture *c)
 {
     if (c->buf)
         return true;
-    FILE *f = fopen(c->path, "rb");
+    struct stat st;
+    int fd = open_regular(c->path, &st);
     c->buf = malloc(c->data_len + 1);
-    bool ok = f && c->buf && fseek(f, (long)c->data_at, SEEK_SET) == 0 && fread(c->buf, 1, c->data_len, f) == c->data_len;
-    if (f)
-        fclose(f);
+    bool ok = fd >= 0 && c->buf && pread_all(fd, c->buf, c->data_len, (off_t)c->data_at);
+    if (fd >= 0)
+        close(fd);
     if (!ok) {
         free(c->buf);
         c->buf = NULL;
@@ -182,10 +203,16 @@ static void captures_add(struct captures *cs, const char *path)
     free(real);
 }
 
+/* each folder once, whatever links lead to it (`latest -> .`) */
 static void captures_in_dir(struct captures *cs, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
+    struct stat ds;
+    if (d && (fstat(dirfd(d), &ds) != 0 || !id_set_add(&cs->seen, ds.st_dev, ds.st_ino))) {
+        closedir(d);
+        return;
+    }
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
@@ -215,6 +242,7 @@ static void captures_free(struct captures *cs)
 {
     captures_free_items(cs);
     free(cs->c);
+    id_set_free(&cs->seen);
 }
 
 /* ---- which capture, which stream */
@@ -270,7 +298,8 @@ static struct section *stream_of(struct trace *t, struct capture *c)
 /* ---- lines */
 struct line { char *raw; };  /* prefix and colours taken off, valid UTF-8 */
 
-/* UTF-8 as jansson needs it: anything else becomes '?'; ANSI escapes go. */
+/* UTF-8 as jansson needs it, without controls (C0, DEL, C1): anything else
+ * becomes '?'; ANSI escapes go. */
 static char *clean(const char *p, size_t n)
 {
     struct sbuf b = {0};
@@ -290,8 +319,10 @@ static char *clean(const char *p, size_t n)
         bool ok = k > 0 && i + k <= n && !(k == 2 && c < 0xc2);
         for (size_t j = 1; ok && j < k; j++)
             ok = ((unsigned char)p[i + j] & 0xc0) == 0x80;
-        if (ok && k == 1 && (c < 0x20 && c != '\t'))
+        if (ok && k == 1 && ((c < 0x20 && c != '\t') || c == 0x7f))
             ok = false;
+        if (ok && k == 2 && c == 0xc2 && (unsigned char)p[i + 1] < 0xa0)
+            ok = false; /* C1 controls: U+009B is a CSI to some terminals (found by fuzz_capture) */
         if (ok)
             sb_addn(&b, p + i, k);
         else
@@ -364,25 +395,63 @@ static char *quote_text(const char *raw)
 }
 
 /* Case is ignored by comparing lower-case copies with strstr, which is much
- * faster than strcasestr (a 256 KiB tail: 28 ms -> a few). */
-static const struct pattern *pattern_of(const char *line)
+ * faster than strcasestr (a 256 KiB tail: 28 ms -> a few).  A row's text is
+ * kept as its `*`-separated parts, each found after the one before. */
+static bool holds_parts(const char *line, const char *parts)
 {
-    static char *lower[N_PATTERNS];
-    if (!lower[0])
-        for (size_t i = 0; i < N_PATTERNS; i++) {
-            lower[i] = xstrdup(patterns[i].text);
-            for (char *c = lower[i]; *c; c++)
-                *c = (char)tolower((unsigned char)*c);
-        }
+    const char *at = line;
+    for (const char *p = parts; *p; p += strlen(p) + 1) {
+        const char *hit = strstr(at, p);
+        if (!hit)
+            return false;
+        at = hit + strlen(p);
+    }
+    return true;
+}
+
+static char *lower_parts(const char *text)
+{
+    char *l = xstrdup(text), *w = l;
+    for (const char *c = text; *c; c++)
+        *w++ = *c == '*' ? 0 : (char)tolower((unsigned char)*c);
+    char *r = realloc(l, strlen(text) + 2); /* a second NUL ends the parts */
+    r[strlen(text)] = r[strlen(text) + 1] = 0;
+    return r;
+}
+
+const struct message *message_of_line(const char *line)
+{
+    static char **lower;
+    if (!lower) {
+        lower = calloc(n_messages, sizeof *lower);
+        for (size_t i = 0; i < n_messages; i++)
+            lower[i] = lower_parts(messages[i].text);
+    }
     char buf[4200];
     size_t n = 0;
     for (; line[n] && n < sizeof buf - 1; n++)
         buf[n] = (char)tolower((unsigned char)line[n]);
     buf[n] = 0;
-    for (size_t i = 0; i < N_PATTERNS; i++)
-        if (strstr(buf, lower[i]))
-            return &patterns[i];
+    for (size_t i = 0; i < n_messages; i++)
+        if (holds_parts(buf, lower[i]))
+            return &messages[i];
     return NULL;
+}
+
+const struct message *message_by_id(const char *id)
+{
+    for (size_t i = 0; id && i < n_messages; i++)
+        if (strcmp(messages[i].id, id) == 0)
+            return &messages[i];
+    return NULL;
+}
+
+/* A line of a known error text; a benign row's line (a warning that reads
+ * like an error and is none) is no error text: it is never quoted. */
+static const struct message *pattern_of(const char *line)
+{
+    const struct message *m = message_of_line(line);
+    return m && strcmp(m->kind, "benign") == 0 ? NULL : m;
 }
 
 /* The exception line of the last traceback: the first line after "Traceback
@@ -417,12 +486,12 @@ static json_t *section_events(struct capture *c, struct section *sec)
     struct line *v = split_lines(sec->data, sec->len, &n);
     long ex = exception_line(v, n);
     long keep[MAX_OUTPUT_EVENTS];
-    const struct pattern *kp[MAX_OUTPUT_EVENTS];
+    const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
-        const struct pattern *p = pattern_of(v[i].raw);
+        const struct message *p = pattern_of(v[i].raw);
         if (i != ex && !p)
             continue;
         char *q = quote_text(v[i].raw);
@@ -441,7 +510,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
                                          (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
                                          ex >= 0, "child", (json_int_t)c->child));
     for (size_t k = nk; k-- > 0;) {
-        const struct pattern *p = kp[k];
+        const struct message *p = kp[k];
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
                               p ? p->id : "exception", "kind", p ? p->kind : "exception", "framework",
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
@@ -482,7 +551,7 @@ void capture_attach(struct trace_set *s, char **paths, int npaths, double since)
     size_t keep = 0; /* an older run's capture in the same folder is not this run's */
     for (size_t i = 0; i < cs.n; i++) {
         if (since > 0 && cs.c[i].start < since - 1) {
-            struct captures one = {&cs.c[i], 1};
+            struct captures one = {.c = &cs.c[i], .n = 1};
             captures_free_items(&one);
         } else {
             cs.c[keep++] = cs.c[i];

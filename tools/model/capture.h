@@ -28,6 +28,22 @@
  * rank), 0 (none), *num to the number; returns the length of the prefix. */
 size_t rank_prefix(const char *line, size_t len, char *kind, long *num);
 
+/* ---- capture.c: the table of known error texts (patterns.def, format in its
+ * header and in docs/cli.md, "What the program printed") */
+struct message {
+    const char *id, *kind, *framework, *text; /* what is matched, and who prints it */
+    const char *title, *cause, *fix;          /* what the report says ("" for evidence only) */
+    const char *confirm;                      /* a rules.def event clause the trace can agree with, or "" */
+    const char *source;                       /* the public thread that shows message and cause */
+};
+extern const struct message messages[];
+extern const size_t n_messages;
+/* The first row whose text the line holds (case ignored, `*` any run of
+ * characters), NULL when none; a row of kind "benign" is returned too. */
+const struct message *message_of_line(const char *line);
+/* The row of an `output` event's `pattern`, NULL for "exception" or unknown. */
+const struct message *message_by_id(const char *id);
+
 /* ---- capture.c: reading captures back */
 /* Finds the capture files for these report arguments (a directory: its
  * *.stderr files, a few levels down; a trace file: those beside it), ties

@@ -21,6 +21,20 @@ struct read_stats {
     long seq_gaps;       /* missing seq numbers: lost lines */
     bool last_line_cut;  /* the file ended inside a line that did not parse */
     long elided;         /* events read and counted, not kept: past the cap of their kind */
+    long long_lines;     /* longer than 4 MiB: skipped, never held whole */
+    long long nul_bytes; /* NUL bytes (left out of the lines): what a crash of the machine leaves */
+    /* the event with the highest seq (the last one written): where a trace
+     * without its exit line stops; its name holds [a-z0-9_] only */
+    long long last_seq;  /* -1: no event had a seq */
+    char last_ev[32];
+    double last_t;
+    /* the shim's own word that events were lost: trace_gap events (summed
+     * `lost`, the first `reason`, [ -~] only) and trace_capped */
+    long gap_events;
+    long long gap_lost;
+    char gap_reason[80];
+    bool capped;         /* a trace_capped event, */
+    long long capped_mb; /* its max_mb */
 };
 
 /* What the timeline needs of every event, kept for all of them (bounded):
@@ -56,6 +70,7 @@ struct trace_set {
     struct trace *t;
     size_t n, cap;
     json_t *unreadable;   /* [{path, error}] */
+    struct id_set seen;   /* folders and files read: each once, whatever links lead to it */
 };
 
 /* The kinds of event kept besides start, exit and lib: those a pattern

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +24,7 @@
 #include "model/model.h"
 
 #define HUGE_LINE (1l << 20)
-#define MAX_LINE (256l << 20) /* beyond the shim's own cap (CONVGUARD_MAX_MB): skip */
+#define MAX_LINE (4l << 20) /* 256 times the shim's own line cap (16 KiB): longer is skipped, unread */
 
 /* Replaces every byte that is not part of a valid UTF-8 sequence by '?', so
  * that a line with one odd byte in a path still parses.  Returns true when it
@@ -405,6 +406,49 @@ static void add_seq(struct reading *r, long long seq)
     r->seqs[r->nseq++] = seq;
 }
 
+/* `n` bytes of `s` into `out` (cut to fit), each byte that is not [a-z0-9_]
+ * (a name) or, for `words`, printable ASCII other than <>&"\ replaced by '?':
+ * what reaches a page or a terminal from here is plain text */
+static void copy_plain(char *out, size_t cap, const char *s, size_t n, bool words)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+                  (words && c >= ' ' && c <= '~' && c != '<' && c != '>' && c != '&' && c != '"' && c != '\\');
+        out[k++] = ok ? (char)c : '?';
+    }
+    out[k] = 0;
+}
+
+/* The last event written (the highest seq), and the shim's word on events
+ * it lost: trace_gap (`lost`, `reason`: docs/trace-format.md) and
+ * trace_capped, read whatever a rule keeps. */
+static void note_gaps(struct trace *t, const char *line, size_t n, const struct json_scan *sc)
+{
+    if (sc->has_seq ? sc->seq >= t->st.last_seq : t->st.last_seq < 0) { /* no seq at all: the file's order */
+        t->st.last_seq = sc->has_seq ? sc->seq : -1, t->st.last_t = sc->t;
+        copy_plain(t->st.last_ev, sizeof t->st.last_ev, sc->ev, sc->ev_len, false);
+    }
+    bool gap = sc->ev_len == 9 && memcmp(sc->ev, "trace_gap", 9) == 0;
+    bool capped = sc->ev_len == 12 && memcmp(sc->ev, "trace_capped", 12) == 0;
+    if (!gap && !capped)
+        return;
+    json_error_t err;
+    json_t *ev = json_loadb(line, n, 0, &err);
+    if (capped) {
+        t->st.capped = true, t->st.capped_mb = jint(ev, "max_mb", 0);
+    } else {
+        long long lost = jint(ev, "lost", -1);
+        const char *why = jstr(ev, "reason", "");
+        t->st.gap_events++;
+        t->st.gap_lost += lost > 0 ? lost : 0;
+        if (!t->st.gap_reason[0])
+            copy_plain(t->st.gap_reason, sizeof t->st.gap_reason, why, strlen(why), true);
+    }
+    json_decref(ev);
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -440,6 +484,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         t->st.cut_lines++;
     if (sc.has_seq && sc.seq >= 0)
         add_seq(r, sc.seq);
+    note_gaps(t, line, n, &sc);
     if (sc.t > t->t_last)
         t->t_last = sc.t;
     tl_add(t, sc.t, TL_FREE, sc.mem_free);
@@ -462,55 +507,174 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         json_decref(ev);
 }
 
+/* ---- lines, bounded: read in chunks, a line gathered up to MAX_LINE and
+ * the rest of a longer one skipped (counted), NUL bytes left out and counted
+ * (a file the machine's crash cut holds blocks of them, with no newline: one
+ * 1 GiB "line" read whole took 1 GiB), so what a file costs is a chunk and a
+ * line whatever it holds. */
+#define CHUNK (1 << 16)
+
+struct lines {
+    int fd, err;
+    off_t pos;         /* of the next chunk */
+    bool maybe_hole;   /* at the start, or the last chunk ended in NUL bytes */
+    char *buf;
+    size_t at, len;    /* what is left of the chunk */
+    char *line;        /* the line gathered, NUL-terminated, without its NULs */
+    size_t n, cap;
+    bool over;         /* longer than MAX_LINE: the rest of it is skipped */
+    long long nuls;
+};
+
+/* past a run of NUL bytes, 8 at a time where aligned */
+static const char *skip_nuls(const char *p, const char *end)
+{
+    while (p < end && ((uintptr_t)p & 7) && !*p)
+        p++;
+    uint64_t w;
+    while (end - p >= 8 && (memcpy(&w, p, 8), w == 0))
+        p += 8;
+    while (p < end && !*p)
+        p++;
+    return p;
+}
+
+static void gather(struct lines *l, const char *p, const char *end)
+{
+    while (p < end) {
+        const char *z = memchr(p, 0, (size_t)(end - p)), *stop = z ? z : end;
+        size_t len = (size_t)(stop - p);
+        if (l->over || l->n + len > (size_t)MAX_LINE) {
+            l->over = true;
+        } else if (len) {
+            if (l->n + len + 1 > l->cap) {
+                size_t c = l->cap ? l->cap : 4096;
+                while (c < l->n + len + 1)
+                    c *= 2;
+                l->line = realloc(l->line, c);
+                if (!l->line)
+                    exit(2);
+                l->cap = c;
+            }
+            memcpy(l->line + l->n, p, len);
+            l->n += len;
+        }
+        p = stop;
+        if (z) {
+            p = skip_nuls(z, end);
+            l->nuls += p - z;
+        }
+    }
+}
+
+/* The next chunk: its size, 0 at the end, -1 on an error.  A hole of a
+ * sparse file (NUL bytes that take no disk) is stepped over, not read. */
+static ssize_t next_chunk(struct lines *l)
+{
+    if (l->maybe_hole) {
+        off_t data = lseek(l->fd, l->pos, SEEK_DATA);
+        struct stat st;
+        if (data < 0 && errno == ENXIO && fstat(l->fd, &st) == 0 && st.st_size > l->pos)
+            data = st.st_size; /* a hole to the end */
+        if (data > l->pos)
+            l->nuls += data - l->pos, l->pos = data;
+    }
+    ssize_t got;
+    do
+        got = pread(l->fd, l->buf, CHUNK, l->pos);
+    while (got < 0 && errno == EINTR);
+    if (got < 0)
+        l->err = errno;
+    if (got > 0)
+        l->pos += got, l->maybe_hole = l->buf[got - 1] == 0;
+    return got;
+}
+
+/* The next line: 1 (l->line, l->n; *whole: it ended in a newline), 0 at the
+ * end, -1 on a read error.  A line over MAX_LINE comes back with l->over. */
+static int next_line(struct lines *l, bool *whole)
+{
+    if (l->cap > 4 * HUGE_LINE && l->n < HUGE_LINE) { /* one huge line does not keep its buffer */
+        free(l->line);
+        l->line = NULL, l->cap = 0;
+    }
+    l->n = 0, l->over = false;
+    bool any = false;
+    for (;;) {
+        if (l->at == l->len) {
+            ssize_t got = next_chunk(l);
+            if (got < 0 || (got == 0 && !any))
+                return got < 0 ? -1 : 0;
+            if (got == 0) { /* the last line, without its newline */
+                *whole = false;
+                break;
+            }
+            l->at = 0, l->len = (size_t)got;
+        }
+        any = true;
+        const char *p = l->buf + l->at, *end = l->buf + l->len;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        gather(l, p, nl ? nl : end);
+        l->at = nl ? (size_t)(nl + 1 - l->buf) : l->len;
+        if (nl) {
+            *whole = true;
+            break;
+        }
+    }
+    if (l->line)
+        l->line[l->n] = 0;
+    return 1;
+}
+
+/* every line of the file judged; returns the pid of the first event (-1) */
+static long long read_lines(struct trace *t, struct reading *r, struct lines *l)
+{
+    long long first_pid = -1;
+    long ord = 0;
+    bool whole;
+    while (next_line(l, &whole) > 0) {
+        t->st.lines++;
+        if (l->over) {
+            t->st.long_lines++;
+            continue;
+        }
+        if (l->n == 0)
+            continue;
+        if (l->n > HUGE_LINE)
+            t->st.huge_lines++;
+        read_line(t, r, l->line, l->n, whole, ord++, &first_pid);
+    }
+    t->st.nul_bytes = l->nuls;
+    return first_pid;
+}
+
 int trace_read_file(const char *path, struct trace *t)
 {
     assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     memset(t, 0, sizeof *t);
     t->tl_stride = 1;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    t->st.last_seq = -1;
+    struct stat st;
+    struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
+    if (l.fd < 0)
         return -1;
-    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    l.buf = malloc(CHUNK);
+    struct reading *r = calloc(1, sizeof *r);
+    if (!r || !l.buf)
+        exit(2);
     t->file = xstrdup(path);
     t->events = json_array();
-    struct reading *r = calloc(1, sizeof *r);
-    if (!r)
-        exit(2);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    long long first_pid = -1;
-    long ord = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        bool whole = line[n - 1] == '\n';
-        if (whole)
-            line[--n] = 0;
-        t->st.lines++;
-        if (n == 0)
-            continue;
-        if (n > HUGE_LINE)
-            t->st.huge_lines++;
-        if (n > MAX_LINE) {
-            t->st.bad_lines++;
-            continue;
-        }
-        read_line(t, r, line, (size_t)n, whole, ord++, &first_pid);
-        if (cap > 4 * HUGE_LINE && n < HUGE_LINE) { /* one huge line does not keep its buffer */
-            free(line);
-            line = NULL;
-            cap = 0;
-        }
-    }
-    free(line);
+    long long first_pid = read_lines(t, r, &l);
+    close(l.fd);
+    free(l.buf);
+    free(l.line);
     t->st.seq_gaps = missing_seqs(r->seqs, r->nseq);
     free(r->seqs);
     finish_reading(t, r);
     free(r);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
+    if (l.err) {
         trace_free(t);
-        errno = EIO;
+        errno = l.err;
         return -1;
     }
     take_meta(t, first_pid);
@@ -530,7 +694,7 @@ static void add_unreadable(struct trace_set *s, const char *path, const char *wh
 {
     if (!s->unreadable)
         s->unreadable = json_array();
-    json_array_append_new(s->unreadable, json_pack("{s:s, s:s}", "path", path, "error", why));
+    json_array_append_new(s->unreadable, json_pack("{s:o, s:s}", "path", json_text(path), "error", why));
 }
 
 static void append(struct trace_set *s, struct trace *t)
@@ -593,6 +757,22 @@ static int threads_wanted(size_t files)
     return (size_t)n > files ? (int)files : (int)n;
 }
 
+/* why a file gave no event: empty, NUL bytes only (a crash of the machine:
+ * the file system kept the file's length, not the lines), or no JSON */
+static char *no_events_text(const struct read_stats *st)
+{
+    char sz[32];
+    if (st->nul_bytes)
+        return xasprintf("no convguard events in it: %s of NUL bytes%s (a file cut by a crash: the machine went "
+                         "down before its lines reached the disk)",
+                         fmt_size(st->nul_bytes, sz, sizeof sz), st->lines > 1 ? " and lines that are no event" : "");
+    if (st->lines == 0)
+        return xstrdup("no convguard events in it (an empty file)");
+    if (st->long_lines == st->lines)
+        return xstrdup("no convguard events in it (no line shorter than 4 MiB)");
+    return xstrdup("no convguard events in it (no line is a JSON event)");
+}
+
 static int read_files(struct trace_set *s, char **paths, size_t n)
 {
     if (n == 0)
@@ -613,11 +793,12 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         if (b.err[i]) {
-            add_unreadable(s, paths[i], strerror(b.err[i]));
+            add_unreadable(s, paths[i], b.err[i] == EINVAL ? "not a regular file: not read" : strerror(b.err[i]));
             bad++;
         } else if (b.out[i].st.events == 0) {
-            add_unreadable(s, paths[i], b.out[i].st.lines == 0 ? "no convguard events in it (an empty file)"
-                                                               : "no convguard events in it (no line is a JSON event)");
+            char *why = no_events_text(&b.out[i].st);
+            add_unreadable(s, paths[i], why);
+            free(why);
             trace_free(&b.out[i]);
             bad++;
         } else {
@@ -651,14 +832,23 @@ static void paths_add(struct paths *l, char *p)
 }
 
 /* Directories: every *.jsonl, and sub-directories (one per host, say) a few
- * levels down, in name order.  Returns the number of folders that could not
- * be read. */
+ * levels down, in name order, each folder and file once (by device and
+ * inode: a `latest -> .` link, or twelve of them, add nothing); entries that
+ * are links come after the others, so a file is named by its real folder
+ * where it has one.  Returns the number of folders that could not be read. */
 static int list_dir(struct trace_set *s, const char *dir, int depth, struct paths *out)
 {
     DIR *d = opendir(dir);
-    if (!d) {
+    struct stat st;
+    if (!d || fstat(dirfd(d), &st) != 0) {
         add_unreadable(s, dir, strerror(errno));
+        if (d)
+            closedir(d);
         return 1;
+    }
+    if (!id_set_add(&s->seen, st.st_dev, st.st_ino)) {
+        closedir(d);
+        return 0;
     }
     struct paths names = {0};
     struct dirent *e;
@@ -669,20 +859,19 @@ static int list_dir(struct trace_set *s, const char *dir, int depth, struct path
     if (names.n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
         qsort(names.p, names.n, sizeof *names.p, cmp_str);
     int bad = 0;
-    for (size_t i = 0; i < names.n; i++) {
-        char *p = xasprintf("%s/%s", dir, names.p[i]);
-        struct stat st;
-        bool ok = stat(p, &st) == 0;
-        if (ok && S_ISDIR(st.st_mode) && depth < 4) {
-            bad += list_dir(s, p, depth + 1, out);
-            free(p);
-        } else if (ok && S_ISREG(st.st_mode) && ends_with(names.p[i], ".jsonl")) {
-            paths_add(out, p);
-        } else {
+    for (int links = 0; links < 2; links++)
+        for (size_t i = 0; i < names.n; i++) {
+            char *p = xasprintf("%s/%s", dir, names.p[i]);
+            bool ok = lstat(p, &st) == 0 && (S_ISLNK(st.st_mode) != 0) == links && stat(p, &st) == 0;
+            if (ok && S_ISDIR(st.st_mode) && depth < 4)
+                bad += list_dir(s, p, depth + 1, out);
+            else if (ok && S_ISREG(st.st_mode) && ends_with(names.p[i], ".jsonl") &&
+                     id_set_add(&s->seen, st.st_dev, st.st_ino))
+                paths_add(out, xstrdup(p));
             free(p);
         }
+    for (size_t i = 0; i < names.n; i++)
         free(names.p[i]);
-    }
     free(names.p);
     return bad;
 }
@@ -694,11 +883,17 @@ int trace_set_add(struct trace_set *s, const char *path)
         add_unreadable(s, path, strerror(errno));
         return -1;
     }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) { /* never opened: a FIFO would wait for a writer */
+        char *why = xasprintf("%s, not a trace file: not read", file_kind(st.st_mode));
+        add_unreadable(s, path, why);
+        free(why);
+        return -1;
+    }
     struct paths l = {0};
     int bad = 0;
     if (S_ISDIR(st.st_mode))
         bad = list_dir(s, path, 0, &l);
-    else
+    else if (id_set_add(&s->seen, st.st_dev, st.st_ino))
         paths_add(&l, xstrdup(path));
     bad += read_files(s, l.p, l.n);
     for (size_t i = 0; i < l.n; i++)
@@ -843,5 +1038,6 @@ void trace_set_free(struct trace_set *s)
         trace_free(&s->t[i]);
     free(s->t);
     json_decref(s->unreadable);
+    id_set_free(&s->seen);
     memset(s, 0, sizeof *s);
 }

@@ -1,5 +1,6 @@
 /* html.c - the report as one self-contained page: no script, no external
- * file, so it can be mailed or attached to an issue.  An inline SVG timeline
+ * file, so it can be mailed or attached to an issue; its Content-Security-Policy
+ * lets nothing but its inline style run or load, should a string ever slip past esc().  An inline SVG timeline
  * per process shows free GPU memory, allocation and workspace requests,
  * fallbacks and failures over time. */
 #include <stdlib.h>
@@ -7,17 +8,25 @@
 
 #include "out/out.h"
 
+/* Every string of the page that is not ours goes through here: shown as the
+ * terminal would show it (util/term.c: controls and bytes that are not UTF-8
+ * as \xNN, so the page stays UTF-8), then with the five characters that HTML
+ * reads as markup as references, so that it is text in an element and in a
+ * quoted attribute alike (docs/robustness.md, "Output"). */
 static void esc(FILE *o, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
+    char *t = term_text(s);
+    for (const char *c = t; *c; c++) {
+        switch (*c) {
         case '<': fputs("&lt;", o); break;
         case '>': fputs("&gt;", o); break;
         case '&': fputs("&amp;", o); break;
         case '"': fputs("&quot;", o); break;
-        default: fputc(*s, o);
+        case '\'': fputs("&#39;", o); break;
+        default: fputc(*c, o);
         }
     }
+    free(t);
 }
 
 #define W 960
@@ -74,9 +83,12 @@ static void lane_events(FILE *o, struct trace *t, const struct lane_geom *g)
         json_t *e = json_array_get(evs, i);
         const char *n = jstr(e, "ev", "");
         int x = lane_x(g, jnum(e, "t", 0));
-        if (strcmp(n, "lib") == 0)
-            fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"lib\"><title>%s</title></line>\n", x,
-                    g->base, x, g->base + 6, base_name(jstr(e, "path", "?")));
+        if (strcmp(n, "lib") == 0) {
+            fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"lib\"><title>", x, g->base, x,
+                    g->base + 6);
+            esc(o, base_name(jstr(e, "path", "?")));
+            fputs("</title></line>\n", o);
+        }
         if (strcmp(n, "fallback") == 0) {
             fprintf(o, "<path d=\"M%d %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ", x, g->y0 + 18);
             esc(o, jstr(e, "action", "?"));
@@ -241,7 +253,11 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
 {
     struct block *b0 = &a->blocks[g->blocks[0]];
     struct finding *f = &a->f[b0->head];
-    fprintf(o, "<div class=\"problem %s\"><span class=\"layer\">%s</span> <b>", f->r->severity, f->r->layer);
+    fputs("<div class=\"problem ", o);
+    esc(o, f->r->severity);
+    fputs("\"><span class=\"layer\">", o);
+    esc(o, f->r->layer);
+    fputs("</span> <b>", o);
     esc(o, f->title);
     fputs("</b> <small>(", o);
     esc(o, f->r->id);
@@ -279,7 +295,10 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
 
 /* the page's head and style */
 static const char page_head[] =
-    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>convguard report</title>\n<style>\n"
+    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+    /* the page needs nothing but its inline style: no script, image, font, frame, form or link may load */
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+    "base-uri 'none'; form-action 'none'\">\n<title>convguard report</title>\n<style>\n"
     "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
     "h1{font-size:22px} h2{font-size:17px;margin-top:28px}\n"
     ".problem{border-left:6px solid #c62828;padding:6px 12px;margin:12px 0;background:#fff5f5}\n"
@@ -303,8 +322,22 @@ static void counts_line(FILE *o, struct analysis *a)
     fprintf(o, "<p>%zu process%s on %d host%s: ", a->s->n, a->s->n == 1 ? "" : "es", a->nhosts, a->nhosts == 1 ? "" : "s");
     if (problems)
         fprintf(o, "<b>%d problem%s</b></p>\n", problems, problems > 1 ? "s" : "");
-    else
+    else if (!a->nincomplete)
         fputs("<span class=\"ok\">no problem found</span></p>\n", o);
+    else if (a->nincomplete == 1)
+        fputs("<b>no failure recorded, but the trace is incomplete</b></p>\n", o);
+    else
+        fprintf(o, "<b>no failure recorded, but %d traces are incomplete</b></p>\n", a->nincomplete);
+    int shown = 0; /* what each incomplete one lacks, the first 16 */
+    for (size_t i = 0; i < a->s->n && !problems && shown < 16; i++)
+        if (a->p[i].incomplete) {
+            fputs("<p>", o);
+            esc(o, a->p[i].incomplete);
+            fputs("</p>\n", o);
+            shown++;
+        }
+    if (!problems && a->nincomplete > shown)
+        fprintf(o, "<p>and %d more incomplete traces</p>\n", a->nincomplete - shown);
 }
 
 /* the first failure across processes, what came after it, the clocks' note */

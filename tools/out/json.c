@@ -14,6 +14,9 @@ static json_t *read_stats_json(struct trace *t)
                           (json_int_t)t->st.huge_lines, "cut_lines", (json_int_t)t->st.cut_lines, "fixed_utf8",
                           (json_int_t)t->st.fixed_utf8, "seq_gaps", (json_int_t)t->st.seq_gaps, "last_line_cut",
                           t->st.last_line_cut, "elided", (json_int_t)t->st.elided);
+    json_object_update_new(j, json_pack("{s:I, s:I, s:I, s:I}", "long_lines", (json_int_t)t->st.long_lines, "nul_bytes",
+                                        (json_int_t)t->st.nul_bytes, "trace_gaps", (json_int_t)t->st.gap_events,
+                                        "lost", (json_int_t)t->st.gap_lost));
     if (t->elided)
         json_object_set(j, "elided_by_event", t->elided);
     return j;
@@ -131,8 +134,8 @@ static json_t *process_json(struct analysis *a, size_t i)
         for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
             json_array_append_new(ids, json_string(a->f[k].r->id));
         json_t *j = json_pack(
-            "{s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-            "file", t->file, "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
+            "{s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+            "file", json_text(t->file), "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
             "rank", int_or_null(t->rank), "ppid", int_or_null(t->ppid), "parent",
             t->parent >= 0 ? json_integer(t->parent) : json_null(), "argv", jget(t->start, "argv") ?: json_null(),
             "wall_time", t->wall, "exited", t->exit != NULL, "cudnn_version", int_or_null(p->cudnn_ver),
@@ -186,9 +189,14 @@ static json_t *rest_json(struct analysis *a)
     }
     /* "o" for unreadable: a new empty array must not get a second reference (found by tests/fuzz/fuzz_reader) */
     add_capture_findings(finds, a->s);
-    return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o}", "findings", finds, "groups", groups, "process_groups", pgroups,
-                     "first_failure", first_failure_json(a), "inconsistencies", a->incons, "unreadable",
-                     a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
+    json_t *incomplete = json_array();
+    for (size_t i = 0; i < a->s->n; i++)
+        if (a->p[i].incomplete)
+            json_array_append_new(incomplete, json_pack("{s:I, s:s, s:s}", "process", (json_int_t)i, "label",
+                                                        a->p[i].label, "text", a->p[i].incomplete));
+    return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o, s:o}", "findings", finds, "groups", groups, "process_groups",
+                     pgroups, "first_failure", first_failure_json(a), "inconsistencies", a->incons, "incomplete",
+                     incomplete, "unreadable", a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
 }
 
 json_t *analysis_json(struct analysis *a)

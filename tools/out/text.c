@@ -6,17 +6,20 @@
 
 #include "out/out.h"
 
-/* Prints `text` after `head`, wrapped at 100 columns with a hanging indent. */
+/* Prints `text` after `head`, wrapped at 100 columns with a hanging indent.
+ * Everything text.c prints of a trace goes through here or term_printf:
+ * escaped (util/term.c), so no value can move the cursor or start a line. */
 static void wrap(FILE *out, const char *head, const char *text, int indent)
 {
+    char *safe = term_text(text);
     int col = fprintf(out, "%s", head);
-    const char *p = text;
+    const char *p = safe;
     while (*p) {
         size_t w = strcspn(p, " ");
         if (col > indent && col + 1 + (int)w > 100) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
-        } else if (p != text) {
+        } else if (p != safe) {
             fputc(' ', out);
             col++;
         }
@@ -27,12 +30,14 @@ static void wrap(FILE *out, const char *head, const char *text, int indent)
             p++;
     }
     fputc('\n', out);
+    free(safe);
 }
 
 /* What is wrong with a trace file itself, "" when nothing. */
 static char *trace_note(struct trace *t)
 {
     struct sbuf b = {0};
+    char sz[32];
     if (t->st.bad_lines)
         sb_printf(&b, ", %ld unreadable line%s skipped", t->st.bad_lines, t->st.bad_lines > 1 ? "s" : "");
     if (t->st.last_line_cut)
@@ -41,6 +46,12 @@ static char *trace_note(struct trace *t)
         sb_printf(&b, ", %ld line%s lost (gaps in seq)", t->st.seq_gaps, t->st.seq_gaps > 1 ? "s" : "");
     if (jint(t->exit, "events_dropped", 0) > 0)
         sb_printf(&b, ", %lld events dropped by the shim", jint(t->exit, "events_dropped", 0));
+    if (t->st.gap_events)
+        sb_printf(&b, ", %lld events lost before the shim's trace_gap", t->st.gap_lost);
+    if (t->st.nul_bytes)
+        sb_printf(&b, ", %s of NUL bytes (a file cut by a crash)", fmt_size(t->st.nul_bytes, sz, sizeof sz));
+    if (t->st.long_lines)
+        sb_printf(&b, ", %ld line%s over 4 MiB skipped", t->st.long_lines, t->st.long_lines > 1 ? "s" : "");
     if (t->st.fixed_utf8)
         sb_printf(&b, ", %ld line%s with bytes that are not UTF-8", t->st.fixed_utf8, t->st.fixed_utf8 > 1 ? "s" : "");
     if (t->st.elided) {
@@ -59,7 +70,7 @@ static char *trace_note(struct trace *t)
     for (size_t k = 0; k < json_array_size(t->events); k++)
         crashed |= strcmp(jstr(json_array_get(t->events, k), "ev", ""), "crash") == 0;
     if (!t->exit && !crashed && !t->execd)
-        sb_add(&b, ", no exit line (killed, or still running)");
+        sb_add(&b, ", no exit line (killed, still running, or convguard's file closed)");
     char *r = xstrdup(b.len ? b.s + 2 : "");
     free(b.s);
     return r;
@@ -97,7 +108,7 @@ static void damage_notes(struct analysis *a, FILE *out, bool all)
                 memset(&who[json_array_size(order) - 1], 0, sizeof *who);
             }
             json_t *o = json_array_get(order, (size_t)json_integer_value(k));
-            json_array_append_new(json_object_get(o, "files"), json_string(a->s->t[i].file));
+            json_array_append_new(json_object_get(o, "files"), json_text(a->s->t[i].file));
             procs_add(&who[json_integer_value(k)], i);
         }
         free(note);
@@ -107,10 +118,10 @@ static void damage_notes(struct analysis *a, FILE *out, bool all)
         const char *note = jstr(o, "note", "?");
         if (json_array_size(files) <= 3 || all) {
             for (size_t j = 0; j < json_array_size(files); j++)
-                fprintf(out, "note: %s: %s\n", json_string_value(json_array_get(files, j)), note);
+                term_printf(out, "note: %s: %s\n", json_string_value(json_array_get(files, j)), note);
         } else {
             char *w = who_counted(a, &who[k]), *f = files_text(files, false);
-            fprintf(out, "note: %s: %s (%s)\n", w, note, f);
+            term_printf(out, "note: %s: %s (%s)\n", w, note, f);
             free(w), free(f);
         }
         procs_free(&who[k]);
@@ -139,10 +150,10 @@ static void unreadable_notes(struct analysis *a, FILE *out, bool all)
         json_t *l = json_object_get(by_err, e);
         if (json_array_size(l) <= 3 || all) {
             for (size_t j = 0; j < json_array_size(l); j++)
-                fprintf(out, "note: %s: %s\n", json_string_value(json_array_get(l, j)), e);
+                term_printf(out, "note: %s: %s\n", json_string_value(json_array_get(l, j)), e);
         } else {
             char *f = files_text(l, false);
-            fprintf(out, "note: %zu files: %s (%s)\n", json_array_size(l), e, f);
+            term_printf(out, "note: %zu files: %s (%s)\n", json_array_size(l), e, f);
             free(f);
         }
     }
@@ -164,13 +175,13 @@ static void process_line(struct analysis *a, FILE *out, size_t i)
 {
     struct proc_sum *p = &a->p[i];
     char *libs = lib_short(p);
-    fprintf(out, "  %-22s %-22s %s", p->label, p->prog, libs);
+    term_printf(out, "  %-22s %-22s %s", p->label, p->prog, libs);
     if (p->first_f >= 0)
-        fprintf(out, "-> %s\n", a->f[p->first_f].title);
+        term_printf(out, "-> %s\n", a->f[p->first_f].title);
     else if (p->nfail)
-        fprintf(out, "%d failure%s\n", p->nfail, p->nfail > 1 ? "s" : "");
+        term_printf(out, "%d failure%s\n", p->nfail, p->nfail > 1 ? "s" : "");
     else
-        fprintf(out, "ok\n");
+        term_printf(out, "ok\n");
     free(libs);
 }
 
@@ -180,7 +191,7 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
     size_t n = a->s->n;
     char *libs = lib_summary(p);
     if (n > 1)
-        fprintf(out, "%s  %s  (trace %s)\n", p->label, p->prog, a->s->t[i].file);
+        term_printf(out, "%s  %s  (trace %s)\n", p->label, p->prog, a->s->t[i].file);
     wrap(out, "  libraries: ", libs, 13);
     free(libs);
     json_t *evs = a->s->t[i].events;
@@ -190,7 +201,7 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
             if (strcmp(jstr(e, "ev", ""), "lib") == 0) {
                 char v[32];
                 long long ver = jint(e, "version", -1);
-                fprintf(out, "    %s %s %s\n", jstr(e, "path", "?"),
+                term_printf(out, "    %s %s %s\n", jstr(e, "path", "?"),
                         strcmp(jstr(e, "family", ""), "cudnn") == 0 ? fmt_cudnn_ver(ver, v, sizeof v)
                                                                     : fmt_cuda_ver(ver, v, sizeof v),
                         jstr(e, "via", ""));
@@ -198,13 +209,13 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
         }
     }
     if (p->nfail) {
-        fprintf(out, "  failures:\n");
+        term_printf(out, "  failures:\n");
         int k = 0;
         for (size_t j = 0; j < json_array_size(evs); j++) {
             if (!is_failure_event(&a->s->t[i], j))
                 continue;
             if (k++ == 8 && !verbose) {
-                fprintf(out, "    ... and %d more\n", p->nfail - 8);
+                term_printf(out, "    ... and %d more\n", p->nfail - 8);
                 break;
             }
             char *d = describe_event(json_array_get(evs, j));
@@ -301,11 +312,30 @@ static void head_line(struct analysis *a, FILE *out)
                  a->s->t[0].file);
     else
         snprintf(head, sizeof head, "%zu processes on %d host%s", n, a->nhosts, a->nhosts > 1 ? "s" : "");
-    fprintf(out, "convguard report: %s: ", head);
+    term_printf(out, "convguard report: %s: ", head);
     if (problems)
-        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+        term_printf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+    else if (a->nincomplete == 1) /* what is missing may hold the failure */
+        term_printf(out, "no failure recorded, but the trace is incomplete\n");
+    else if (a->nincomplete)
+        term_printf(out, "no failure recorded, but %d traces are incomplete\n", a->nincomplete);
     else
-        fprintf(out, "no problem found\n");
+        term_printf(out, "no problem found\n");
+}
+
+/* no problem found, and traces incomplete: what each one lacks (the notes say it of every file) */
+static void incomplete_lines(struct analysis *a, FILE *out, bool all)
+{
+    int shown = 0;
+    for (size_t i = 0; i < a->s->n && !analysis_problems(a); i++) {
+        if (!a->p[i].incomplete)
+            continue;
+        if (shown++ == 3 && !all) {
+            fprintf(out, "and %d more incomplete traces (--all lists them)\n", a->nincomplete - 3);
+            break;
+        }
+        wrap(out, "", a->p[i].incomplete, 4);
+    }
 }
 
 /* many processes: those alike share a line, the most common first, at most 12 lines */
@@ -325,7 +355,7 @@ static void process_kinds(struct analysis *a, FILE *out)
             size_t rest = 0;
             for (int k = g; k < a->npgroups; k++)
                 rest += a->pgroups[order[k]].p.n;
-            fprintf(out, "  (%d more kinds of process, %zu processes: --all lists every process)\n",
+            term_printf(out, "  (%d more kinds of process, %zu processes: --all lists every process)\n",
                     a->npgroups - g, rest);
             break;
         }
@@ -357,15 +387,16 @@ void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
         process_kinds(a, out);
     }
     if (quiet && !verbose)
-        fprintf(out, "  (%zu more process%s loaded no CUDA library and had no failure)\n", quiet, quiet > 1 ? "es" : "");
+        term_printf(out, "  (%zu more process%s loaded no CUDA library and had no failure)\n", quiet, quiet > 1 ? "es" : "");
     if (n > 1)
         first_failure_text(a, out);
     if (json_array_size(a->incons)) {
-        fprintf(out, "inconsistent across processes:\n");
+        term_printf(out, "inconsistent across processes:\n");
         for (size_t i = 0; i < json_array_size(a->incons); i++)
             wrap(out, "  ", jstr(json_array_get(a->incons, i), "text", "?"), 4);
     }
     for (int g = 0; g < a->ngroups; g++)
         finding_group(a, out, &a->groups[g], blocks, all);
+    incomplete_lines(a, out, all);
     trace_notes(a, out, all);
 }

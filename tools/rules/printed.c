@@ -1,25 +1,23 @@
-/* rules_capture.c - the match functions of the rules.def rows that read what
- * the program printed: the `output` events capture.c adds from the stderr
- * `convguard run` kept (one per quotable line: pattern, kind, framework, text). */
+/* printed.c - the match functions of the rules.def rows that read what the
+ * program printed: the `output` events capture.c adds from the stderr
+ * `convguard run` kept (one per quotable line: pattern, kind, framework, text),
+ * and the `printed_*` rows, which make a row of patterns.def (its cause, its
+ * fix, the trace event that agrees with it) a finding when no rule before them
+ * gave a cause from the trace. */
 #include <ctype.h>
 
+#include "model/capture.h"
 #include "rules/match.h"
 
-/* OOM in the words of the framework, while no GPU allocation of the process
- * failed: the framework's own pool or limit was used up, not the GPU. */
+/* OOM in the words of the framework, while the process allocated GPU memory
+ * and no allocation failed: the framework's own pool or limit was used up, not
+ * the GPU.  A trace without allocation counts (no gpu_mem) cannot tell: then
+ * the message's own row speaks (printed_oom). */
 bool m_pool_exhausted(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
     long long allocs = jint(t->exit, "gpu_mem.allocs", -1), fails = jint(t->exit, "gpu_mem.alloc_failures", 0);
-    if (fails > 0 || allocs == 0)
-        return false;
-    bool gpu = allocs > 0;
-    for (size_t i = 0; i < json_array_size(t->events) && !gpu; i++) {
-        json_t *e = json_array_get(t->events, i);
-        gpu = is_ev(e, "lib") &&
-              (strcmp(jstr(e, "family", ""), "driver") == 0 || strcmp(jstr(e, "family", ""), "cudart") == 0);
-    }
-    if (!gpu)
+    if (fails > 0 || allocs <= 0) /* without gpu_mem the trace cannot say that none failed */
         return false;
     const char *fw = jstr(ev, "framework", "the framework");
     char a[32];
@@ -101,5 +99,88 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
                                     : xstrdup(""));
     set_own(vars, "cu", xasprintf("%lld", cuda_major(t)));
     set_own(vars, "seen", xasprintf("stderr: %s", text));
+    return true;
+}
+
+/* ---- a known error text of patterns.def as a finding of its own (the
+ * `printed_*` rows of rules.def: one per group of kinds) */
+
+/* The framework a fix's "; "-separated part speaks for ("PyTorch: ..."), 0
+ * for a part every process gets. */
+static unsigned fix_part_fw(const char *s)
+{
+    static const struct {
+        const char *label;
+        unsigned fw;
+    } labels[] = {{"PyTorch", FW_TORCH}, {"TensorFlow", FW_TF}, {"JAX", FW_JAX}, {"CuPy", FW_CUPY}};
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
+        size_t n = strlen(labels[i].label);
+        if (strncmp(s, labels[i].label, n) == 0 && s[n] == ':')
+            return labels[i].fw;
+    }
+    return 0;
+}
+
+/* The row's fix with only the parts for the frameworks this process runs
+ * (`fws`) and the parts for everyone: a fix never names the knobs of a
+ * framework the process does not run.  Parts are separated by "; "; a part
+ * for one framework starts with its name and a colon (patterns.def). */
+char *fix_for_frameworks(const char *fix, unsigned fws)
+{
+    struct sbuf b = {0};
+    for (const char *seg = fix; seg && *seg;) {
+        const char *next = strstr(seg, "; ");
+        size_t len = next ? (size_t)(next - seg) : strlen(seg);
+        unsigned f = fix_part_fw(seg);
+        if (!f || (f & fws)) {
+            if (b.len)
+                sb_add(&b, "; ");
+            sb_addn(&b, seg, len);
+        }
+        seg = next ? next + 2 : NULL;
+    }
+    return b.len ? sb_take(&b) : xstrdup("see the message's own words above");
+}
+
+static unsigned fw_of_row(const char *framework)
+{
+    return strstr(framework, "PyTorch") ? FW_TORCH
+           : strstr(framework, "TensorFlow") ? FW_TF
+           : strstr(framework, "JAX") ? FW_JAX
+           : strstr(framework, "CuPy") ? FW_CUPY
+                                       : 0;
+}
+
+/* A row said by another line of the same kind that comes earlier in the
+ * table is more specific: that line makes the finding, not this one. */
+static bool more_specific_line(struct trace *t, const struct message *m)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        const struct message *o = is_ev(e, "output") ? message_by_id(jstr(e, "pattern", NULL)) : NULL;
+        if (o && o < m && strcmp(o->kind, m->kind) == 0 && *o->cause)
+            return true;
+    }
+    return false;
+}
+
+bool m_printed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    const struct message *m = message_by_id(jstr(ev, "pattern", NULL));
+    if (!m || !*m->cause || more_specific_line(t, m))
+        return false;
+    set_str(vars, "msg_title", m->title);
+    set_str(vars, "msg_cause", m->cause);
+    set_own(vars, "msg_fix", fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_row(m->framework)));
+    set_own(vars, "source_note", xasprintf("; the same failure, reported: %s", m->source));
+    set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
+    json_t *agree = NULL;
+    for (size_t i = 0; *m->confirm && i < json_array_size(t->events) && !agree; i++)
+        if (rule_pattern_match(m->confirm, json_array_get(t->events, i), t->events))
+            agree = json_array_get(t->events, i);
+    char *said = agree ? describe_event(agree) : NULL;
+    set_own(vars, "confirm_note", said ? xasprintf(" (the trace agrees: %s)", said) : xstrdup(""));
+    free(said);
     return true;
 }

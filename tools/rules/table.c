@@ -2,6 +2,7 @@
  * (the first rule of a group that matches wins; tests/report/t_precedence.sh
  * rebuilds this file with two rows swapped).  The FAILURE rows are
  * failure.c's. */
+#include "model/capture.h"
 #include "rules/match.h"
 
 #define RULE(id, layer, sev, groups, pattern, match, title, symptom, cause, fix) \
@@ -24,4 +25,7 @@ void rules_keep_events(void)
         trace_keep_pattern(rules[i].pattern);
     for (size_t i = 0; i < n_failure_texts; i++)
         trace_keep_pattern(failure_texts[i].pattern);
+    for (size_t i = 0; i < n_messages; i++) /* what a printed row's trace agrees with */
+        if (*messages[i].confirm)
+            trace_keep_pattern(messages[i].confirm);
 }

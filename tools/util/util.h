@@ -4,8 +4,11 @@
 #define CONVGUARD_UTIL_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <jansson.h>
+#include <sys/stat.h>
 
 /* ---- util.c: JSON accessors (every one tolerates NULL and wrong types) */
 json_t *jget(json_t *obj, const char *dotted_path);
@@ -35,6 +38,15 @@ char *sb_take(struct sbuf *b); /* never NULL */
 /* ---- util.c: host names in natural order ("node2" before "node10") */
 int natural_cmp(const char *a, const char *b);
 
+/* ---- files.c: only regular files opened, never blocking (a FIFO); each
+ * folder or file taken once, by its (device, inode) */
+const char *file_kind(mode_t mode);              /* "a FIFO (named pipe)", ... */
+int open_regular(const char *path, struct stat *st); /* fd, or -1 (EINVAL: not a regular file) */
+struct file_id { dev_t dev; ino_t ino; bool used; };
+struct id_set { struct file_id *slot; size_t n, cap; };
+bool id_set_add(struct id_set *s, dev_t dev, ino_t ino); /* false: it was there */
+void id_set_free(struct id_set *s);
+
 /* ---- json_scan.c: is this line one JSON object (as jansson judges it), and
  * its top-level ev, seq, t, pid, truncated, workspace and mem.free/total */
 struct json_scan {
@@ -47,5 +59,18 @@ struct json_scan {
     double t;
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+
+/* ---- term.c: what a trace (or /proc, or a folder) says, made safe to show
+ * (docs/robustness.md "Output").  Terminals: C0 controls (newline and tab
+ * too), DEL, C1 controls and bytes that are not UTF-8 shown as \n \t \r
+ * \xNN \uNNNN; every text output prints values through these. */
+size_t utf8_seq(const unsigned char *s, size_t n, unsigned *cp); /* 0: not valid UTF-8 there */
+void sb_add_term(struct sbuf *b, const char *s, size_t n);
+char *term_text(const char *s); /* an escaped copy, never NULL */
+/* printf whose every %s argument is escaped (the format itself is ours: its \n are the layout) */
+int term_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int term_vprintf(FILE *out, const char *fmt, va_list ap);
+/* a JSON string of s; bytes that are not UTF-8 become U+FFFD (json_string would give NULL) */
+json_t *json_text(const char *s);
 
 #endif
