@@ -222,8 +222,8 @@ void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ o
 void cg_ev_close(struct cg_ev *e, char bracket);
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void); /* opens this process's file, sets cg.fd; 0, or -1 (warned) when it cannot */
-bool cg_trace_dir_usable(void); /* the checks of cg_trace_open on the directory alone (warned) */
 int cg_trace_fd(void);   /* cg.fd, read atomically: a descriptor, CG_FD_BY_PATH, or -1 (off) */
+bool cg_trace_refused(void); /* the trace folder was refused (warned once): tracing is off for good */
 /* cg.fd while the shim holds no descriptor of the file: under an
  * RLIMIT_NOFILE of 100 or less, or after the program closed or reused the
  * shim's and no descriptor was free: each event opens the file by its path

@@ -1,8 +1,8 @@
 /* shim.c - start, fork and exit of a traced process.
  *
- * At load: read the settings, check the trace directory and record the
- * CUDA-family libraries already mapped.  The trace file is made, and `start`
- * written into it, at the process's first event: a process that never
+ * At load: read the settings and record the CUDA-family libraries already
+ * mapped.  The trace folder is checked (and made) with the trace file, and
+ * `start` written into it, at the process's first event: a process that never
  * touches a CUDA-family library and fails nothing (a shell, readlink, pyenv's
  * helpers) leaves no file and costs little more than reading the settings.
  * A process that mapped a deep-learning framework without ever loading CUDA
@@ -404,10 +404,10 @@ void cg_shim_init(void)
     identity();
     absolute_dir();
     clock_gettime(CLOCK_REALTIME, &start_wall);
-    if (!cg_trace_dir_usable()) {
-        errno = saved;
-        return;
-    }
+    /* The trace folder is neither checked nor made here: both happen with
+     * the file, at the first event (trace.c), so that a process that never
+     * touches CUDA (ls, a shell, pyenv's helpers) leaves no folder and says
+     * nothing about one it cannot use. */
     cg_libs_init(cg_drvlog_on_load);
     atomic_store(&cg.traced, true);
     cg_objsnap_refresh(); /* the copy of the link map the frequent paths read */
@@ -486,8 +486,8 @@ __attribute__((destructor)) static void cg_dtor(void)
         cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
     }
     cg_ev_end(&e);
-    if (cg_cfg.quiet)
-        return;
+    if (cg_cfg.quiet || cg_trace_refused())
+        return; /* refused: the one warning at the first event said why */
     /* Benign probes were counted as failures when they happened; only the
      * ones no success followed still count. */
     char line[2048], primary[1024];

@@ -17,6 +17,7 @@
 
 #include "relay.h"
 #include "cli.h"
+#include "core/safedir.h"
 
 char *find_shim(void)
 {
@@ -40,6 +41,8 @@ char *find_shim(void)
     return NULL;
 }
 
+#define NO_SHIM "libconvguard.so is neither next to this program nor in ../lib (set CONVGUARD_SHIM=/path/to/libconvguard.so)"
+
 static volatile pid_t child_pid;
 
 /* A signal sent to convguard alone (kill, a batch system) goes on to the
@@ -52,17 +55,52 @@ static void forward(int sig, siginfo_t *si, void *uc)
         kill(child_pid, sig);
 }
 
-static int mkdirs(const char *dir)
+/* DIR checked and made (its last folder only) by the shim's own rule
+ * (shim/core/safedir.c); its absolute, resolved path, or NULL with the
+ * reason in why. */
+static char *usable_folder(const char *dir, char *why, size_t cap)
 {
-    char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(buf, 0700);
-            *p = '/';
-        }
-    return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    char cwd[PATH_MAX], *abs;
+    if (dir[0] == '/')
+        abs = xstrdup(dir);
+    else if (getcwd(cwd, sizeof cwd))
+        abs = xasprintf("%s/%s", cwd, strncmp(dir, "./", 2) == 0 ? dir + 2 : dir);
+    else
+        abs = xstrdup(dir); /* the working folder is gone: refused as relative */
+    static struct cg_safedir sd;
+    int fd = cg_safedir_open(abs, 1, &sd);
+    char *real = fd >= 0 ? realpath(abs, NULL) : NULL;
+    if (fd >= 0)
+        close(fd);
+    if (fd < 0)
+        cg_safedir_explain(&sd, dir, why, cap);
+    else if (!real)
+        snprintf(why, cap, "%s: %s", dir, strerror(errno));
+    free(abs);
+    return real;
+}
+
+/* The run's trace folder: the one asked for; refused or unusable (a
+ * read-only working folder, a folder others can change), $TMPDIR/convguard-
+ * <uid> (/tmp without TMPDIR), said in one line; that too: NULL, the
+ * program runs untraced (why: the reason).  Never a reason to stop the job. */
+static char *trace_folder(const char *asked, char *why, size_t cap)
+{
+    char *dir = usable_folder(asked, why, cap);
+    if (dir)
+        return dir;
+    const char *tmp = getenv("TMPDIR");
+    char *alt = xasprintf("%s/convguard-%u", tmp && tmp[0] == '/' ? tmp : "/tmp", (unsigned)geteuid());
+    char alt_why[1400] = "";
+    dir = strcmp(alt, asked) != 0 ? usable_folder(alt, alt_why, sizeof alt_why) : NULL;
+    if (dir)
+        fprintf(stderr, "convguard: warning: cannot trace into %s; traces go to %s instead\n", why, dir);
+    else if (alt_why[0] && strlen(why) + strlen(alt_why) + 8 < cap)
+        strcat(strcat(why, "; and "), alt_why);
+    if (!dir)
+        fprintf(stderr, "convguard: warning: tracing is off for this run, the program runs untraced: %s\n", why);
+    free(alt);
+    return dir;
 }
 
 static double now_wall(void)
@@ -108,31 +146,32 @@ static _Noreturn void exec_traced(const struct run_opts *o, char **argv, const c
 {
     sigprocmask(SIG_SETMASK, mask, NULL);
     relay_child(rl);
-    setenv("LD_PRELOAD", pre, 1);
-    setenv("CONVGUARD_DIR", o->dir, 1);
-    if (o->fallback)
-        setenv("CONVGUARD_FALLBACK", "1", 1);
-    if (o->quiet)
-        setenv("CONVGUARD_QUIET", "1", 1);
-    set_mb("CONVGUARD_WORKSPACE_LIMIT_MB", o->ws_mb);
-    set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
+    if (pre) { /* untraced (no trace folder, no shim): the environment as it was */
+        setenv("LD_PRELOAD", pre, 1);
+        setenv("CONVGUARD_DIR", o->dir, 1);
+        if (o->fallback)
+            setenv("CONVGUARD_FALLBACK", "1", 1);
+        if (o->quiet)
+            setenv("CONVGUARD_QUIET", "1", 1);
+        set_mb("CONVGUARD_WORKSPACE_LIMIT_MB", o->ws_mb);
+        set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
+    }
     execvp(argv[0], argv);
     fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
 }
 
-/* dir must exist; returns the program's status, 128+signal, or 127 when it
- * could not be started. */
+/* dir must exist (NULL: the program runs untraced); returns the program's
+ * status, 128+signal, or 127 when it could not be started. */
 int run_traced(const struct run_opts *o, char **argv, double *started)
 {
-    char *shim = find_shim();
-    if (!shim) {
-        fprintf(stderr, "convguard: libconvguard.so is neither next to this program nor in ../lib "
-                        "(set CONVGUARD_SHIM=/path/to/libconvguard.so)\n");
+    char *shim = o->dir ? find_shim() : NULL;
+    if (o->dir && !shim) {
+        fprintf(stderr, "convguard: %s\n", NO_SHIM);
         return 127;
     }
     const char *old = getenv("LD_PRELOAD");
-    char *pre = old && *old ? xasprintf("%s:%s", shim, old) : xstrdup(shim);
+    char *pre = !shim ? NULL : old && *old ? xasprintf("%s:%s", shim, old) : xstrdup(shim);
     struct sigaction sa = {0}, saved[4];
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     sa.sa_sigaction = forward;
@@ -170,7 +209,7 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     free(pre);
     free(shim);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
-    if (traced_since(o->dir, *started)) /* no trace of this run: its output has nothing to explain */
+    if (o->dir && traced_since(o->dir, *started)) /* no trace of this run: its output has nothing to explain */
         free(relay_save(&rl, o->dir, pid, *started, now_wall(), rc));
     relay_free(&rl);
     return rc;
@@ -230,13 +269,15 @@ int cmd_run(int argc, char **argv)
         return usage(stderr, 2);
     if (!o.dir)
         o.dir = getenv("CONVGUARD_DIR") && *getenv("CONVGUARD_DIR") ? getenv("CONVGUARD_DIR") : "./convguard-logs";
-    if (mkdirs(o.dir) != 0) {
-        fprintf(stderr, "convguard run: cannot create %s: %s\n", o.dir, strerror(errno));
-        return 2;
-    }
-    /* absolute, so that a program that changes directory still writes here */
-    char *abs = realpath(o.dir, NULL);
+    /* absolute, so that a program that changes directory still writes here;
+     * NULL: untraced, why says why (a wrapper never stops the job) */
+    char why[1400] = "", *shim = find_shim(), *abs = shim ? trace_folder(o.dir, why, sizeof why) : NULL;
+    if (!shim)
+        fprintf(stderr, "convguard: warning: tracing is off for this run, the program runs untraced: %s\n",
+                strcpy(why, NO_SHIM));
+    free(shim);
     o.dir = abs;
+    o.capture &= abs != NULL;
     double started = 0;
     int rc = run_traced(&o, argv + optind, &started);
     if (rc == 127 && !started) {
@@ -247,6 +288,10 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "convguard: %s exited with status 127: a command could not be started (not found, or not "
                         "executable; a shell says which above)\n",
                 argv[optind]);
+    if (!abs) { /* no trace to read: never "the GPU was never used", never "no problem found" */
+        fprintf(stderr, "convguard: no report: tracing was off because %s\n", why);
+        return rc;
+    }
     int problems = report_recent(o.dir, started, stderr, rc != 0 && rc != 127);
     if (problems == 0 && rc == 0 && !o.quiet)
         fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);

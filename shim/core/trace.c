@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cg.h"
+#include "core/safedir.h"
 
 _Atomic uint64_t cg_events_written, cg_events_dropped;
 _Atomic uint64_t cg_last_failure_seq; /* seq + 1 of the last failure event, 0: none yet */
@@ -565,56 +566,30 @@ void cg_trace_write(const char *line, size_t len)
     errno = saved;
 }
 
-/* Opens the trace directory, creating it (one level, mode 0700) when
- * missing, and returns a descriptor the file is then created under, so that
- * what was checked is what is written to (no window to swap the directory
- * for a symlink).  Refused: a file, a missing parent, a directory that is
- * neither ours nor root's sticky one (such as /tmp), whether reached
- * directly or through a symlink, and one we cannot write to. */
+/* The trace folder's descriptor, made (0700) when it is missing: the rule is
+ * safedir.c's, the same `convguard run` applies before it launches.  What was
+ * checked is what the file is created in (no window to swap a folder for a
+ * symlink).  Refused once, refused for good in this process and its forked
+ * children: one warning, at the first event, never one per child. */
+static atomic_bool dir_refused;
+
+bool cg_trace_refused(void) { return atomic_load(&dir_refused); }
+
 static int dir_open(const char *dir)
 {
-    struct stat st;
-    if (lstat(dir, &st) != 0) {
-        if (errno != ENOENT || (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
-            cg_warn("cannot create the trace directory, tracing off: ", dir);
-            return -1;
-        }
-    }
-    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
-        cg_warn(errno == ENOTDIR ? "trace directory is not a directory, tracing off: "
-                                 : "cannot open the trace directory, tracing off: ",
-                dir);
+    /* static: the first event may be a crash on a small alternate stack;
+     * one thread at a time opens the file (the lazy open) */
+    static struct cg_safedir sd;
+    static char why[1400];
+    if (atomic_load(&dir_refused))
         return -1;
-    }
-    bool via_link = lstat(dir, &st) == 0 && S_ISLNK(st.st_mode);
-    if (fstat(dfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        cg_warn("trace directory is not a directory, tracing off: ", dir);
-        close(dfd);
-        return -1;
-    }
-    if (st.st_uid != geteuid() && !(st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
-        cg_warn(via_link ? "trace directory is a symlink to a directory that is not ours, tracing off: "
-                         : "trace directory belongs to another user, tracing off: ",
-                dir);
-        close(dfd);
-        return -1;
-    }
-    if (access(dir, W_OK | X_OK) != 0) {
-        cg_warn("trace directory is not writable, tracing off: ", dir);
-        close(dfd);
-        return -1;
-    }
-    return dfd;
-}
-
-bool cg_trace_dir_usable(void)
-{
-    int dfd = dir_open(cg_cfg.dir);
-    if (dfd < 0)
-        return false;
-    close(dfd);
-    return true;
+    int dfd = cg_safedir_open(dir, 1, &sd);
+    if (dfd >= 0)
+        return dfd;
+    atomic_store(&dir_refused, true);
+    cg_safedir_explain(&sd, dir, why, sizeof why);
+    cg_warn("trace folder refused, tracing off: ", why);
+    return -1;
 }
 
 /* the file's identity, which set_fd's check compares (a descriptor the

@@ -12,7 +12,8 @@ static _Atomic uint64_t fallbacks;
 
 bool cg_fallback_enabled(void)
 {
-    return cg_cfg.fallback && atomic_load_explicit(&cg.traced, memory_order_relaxed);
+    /* no trace folder, no fallback: what it does must be on record */
+    return cg_cfg.fallback && atomic_load_explicit(&cg.traced, memory_order_relaxed) && !cg_trace_refused();
 }
 
 size_t cg_fallback_limit(bool free_known, size_t free_bytes)

@@ -16,6 +16,8 @@ rank_env() { # rank -> its extra environment (rank 2 is the sick one)
 }
 rank_prog() { [ "$1" = 2 ] && echo "$CLIENTS/client_tflike" || echo "$CLIENTS/client_probe"; }
 
+# the shared folder exists (README: only the job's folder is made, never its parents)
+mkdir -p "$WORK/shared"
 # srun: each task runs `convguard run --quiet`, CONVGUARD_DIR on the shared folder
 S=$WORK/shared/slurm-4711
 for r in 0 1 2 3; do
