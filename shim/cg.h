@@ -256,6 +256,7 @@ size_t cg_append_u(char *dst, size_t cap, size_t n, unsigned long long v); /* v 
 size_t cg_utoa(char *dst, unsigned long long v); /* returns length, no NUL */
 const char *cg_basename(const char *path);
 bool cg_starts_with(const char *s, const char *prefix);
+void cg_term_safe(char *s, size_t n); /* controls, C1, bidi overrides, non-UTF-8 bytes -> '?' in place */
 void cg_warn(const char *msg1, const char *msg2); /* "convguard: warning: msg1msg2\n" once per call */
 /* String equality without libc: the dlsym path (real.c, elf.c) runs while a
  * sanitizer runtime is still starting and has not resolved its own strcmp. */

@@ -512,6 +512,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     n = cg_append(line, sizeof line, n, cg.path);
     if (n > sizeof line - 2)
         n = sizeof line - 2;
+    cg_term_safe(line, n); /* a library's path or the folder's name may hold controls */
     line[n++] = '\n';
     ssize_t r = write(2, line, n);
     (void)r;

@@ -84,6 +84,18 @@ check "errno and dlerror() unchanged on every route, in a forked child" test -n 
 check "the forked child traced its own calls" \
     bash -c "jq -e -s '.[0].forked_from != null and (map(select(.ev | endswith(\"_failed\"))) | length >= 6)' \$(grep -l forked_from $WORK/routes-fork/*.jsonl)"
 
+# ---- the shim's own lines on stderr (its warnings and its exit line) carry a
+# folder's or a library's name: no terminal control reaches the terminal
+# (ESC, BEL, a C1 CSI as UTF-8, a bidi override), whoever named the folder
+D=$WORK/$'l\e]0;pwn\a\xc2\x9b2J\xe2\x80\xaeevil'
+line=$(CONVGUARD_DIR="$D" LD_PRELOAD=$SHIM "$CLIENTS/client_probe" 2>&1 >/dev/null | grep '^convguard: ')
+check "exit line: written, naming the trace" grep -q 'evil/.*\.jsonl' <<<"$line"
+check "exit line: no ESC, BEL, C1 or bidi override in it" \
+    bash -c '! LC_ALL=C grep -qP "[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]" <<<"$1"' _ "$line"
+line=$(CONVGUARD_DIR="$D"/$'\e[2Jmissing/x' LD_PRELOAD=$SHIM "$CLIENTS/client_probe" 2>&1 >/dev/null | grep '^convguard: warning')
+check "warning about a refused folder: written, without its controls" \
+    bash -c '[ -n "$1" ] && ! LC_ALL=C grep -qP "[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]" <<<"$1"' _ "$line"
+
 # ---- nothing in the shim formats from input: no printf family, no shell
 check "the shim imports no printf/syslog/system/popen/exec" \
     bash -c "! nm -D --undefined-only $SHIM_SO | grep -qwE '(__)?[a-z]*printf(_chk)?|syslog|system|popen|exec[lv]p?e?'"
