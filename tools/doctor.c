@@ -508,12 +508,12 @@ static void cudnn_mixed_problem(json_t *ps, json_t *r)
             continue;
         long long own = jint(f, "version", -1);
         long long ver[2] = {own, jint(f, "runs_as", -1)}, built[2] = {-1, -1};
-        if (strcmp(diag_parts(ver, built, 2), "one_version") == 0 && own > 0) {
+        if (strcmp(diag_parts(ver, built, 2), "one_version") == 0) {
             /* one version from two folders: a warning, no mix (analysis/diagnose.c) */
             problem(ps, "warning",
                     xasprintf("%s, loaded with this LD_LIBRARY_PATH, takes its graph part from %s: one cuDNN version "
                               "(%s) from two folders", jstr(f, "path", "?"), jstr(f, "graph_from", "?"),
-                              fmt_cudnn_ver(own, a, sizeof a)),
+                              fmt_cudnn_ver(own > 0 ? own : ver[1], a, sizeof a)),
                     xasprintf("keep every part of cuDNN in one folder; take %s out of LD_LIBRARY_PATH",
                               dir_name(jstr(f, "graph_from", "?"), d, sizeof d)));
             continue;

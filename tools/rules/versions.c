@@ -94,7 +94,11 @@ static void collect_parts(struct trace *t, struct part_dirs *p)
             continue;
         const char *path = jstr(e, "path", "?");
         char d[4096];
-        dir_name(path, d, sizeof d);
+        /* the folder the file really is in, where a link led elsewhere */
+        if (jget(e, "real_dir"))
+            snprintf(d, sizeof d, "%s", jstr(e, "real_dir", ""));
+        else
+            dir_name(path, d, sizeof d);
         int k = 0;
         while (k < p->ndirs && strcmp(p->dir[k], d) != 0)
             k++;
