@@ -28,7 +28,12 @@ $(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback/f
 $(BUILD)/unit/test_nvversion: tests/unit/test_nvversion.c $(BUILD)/shim/loader/nvversion.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
-UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback $(BUILD)/unit/test_nvversion
+# the one cuDNN version encoder, header-only (shim/cudnn_version.h)
+$(BUILD)/unit/test_cudnn_version: tests/unit/test_cudnn_version.c shim/cudnn_version.h | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $<
+
+UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback $(BUILD)/unit/test_nvversion \
+	      $(BUILD)/unit/test_cudnn_version
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
 UNIT_PROGS += $(BUILD)/unit/check_cudefs $(BUILD)/unit/check_status
 endif
