@@ -142,14 +142,16 @@ static json_t *copies_verdict(json_t *lib, struct libs_seen *c)
     return NULL;
 }
 
-/* a part from another folder than its (one) dispatcher, or two parts of different versions */
+/* a part from another folder than its (one) dispatcher, or of another
+ * version than the dispatcher's own (its file's name or wheel: the shim never
+ * asks the dispatcher) or than the parts before it */
 static json_t *sublib_verdict(json_t *lib, struct libs_seen *c)
 {
     if (c->ndisp != 1)
         return NULL;
     char dd[4096], sd[4096];
     lib_dir(c->disp[0], dd, sizeof dd);
-    long long v0 = -1;
+    long long v0 = jint(c->disp[0], "version", -1);
     for (int i = 0; i < c->nsub; i++) {
         long long v = jint(c->sub[i], "version", -1);
         bool other_dir = strcmp(lib_dir(c->sub[i], sd, sizeof sd), dd) != 0;
