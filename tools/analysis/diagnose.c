@@ -219,7 +219,8 @@ static void derive_verdicts(struct trace *t)
             json_t *v = said[k] ? NULL : verdict_of[k](e, &c);
             if (v) {
                 said[k] = true;
-                json_array_insert_new(t->events, ++i, v);
+                if (json_array_insert_new(t->events, i + 1, v) == 0)
+                    i++;
             }
         }
     }
