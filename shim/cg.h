@@ -404,9 +404,8 @@ void cg_ev_caller(struct cg_ev *e, const void *caller);
 /* ---- loader/nvversion.c: the kernel module's version in /proc/driver/nvidia/version's text */
 bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
 
-/* ---- loader/versions.c: versions and compatibility verdicts */
+/* ---- loader/versions.c: versions of the loaded libraries (facts; no verdicts) */
 void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
-void cg_versions_verdicts(const char *when);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
 
 /* ---- loader/crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */

@@ -441,7 +441,6 @@ __attribute__((destructor)) static void cg_dtor(void)
     if (!atomic_load(&cg.traced) || cg.pid != getpid())
         return;
     cg_libs_scan_exit();
-    cg_versions_verdicts("exit");
     cg_libs_check_replaced("exit");
     cg_libs_unresolved_events();
     cg_graph_exit_events();

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "cudefs.h"
 #include "inspect.h"
+#include "analysis/analysis.h"
 
 /* ---- probes: run fn in a child, which writes one JSON object to a pipe */
 
@@ -330,6 +331,28 @@ static bool ask_version(const char *n)
 
 static int cmp_keys(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+/* A dispatcher's own version: that of the graph part beside it (the
+ * dispatcher has none to read without loading a part), read from the file;
+ * -1 when its folder has none. */
+static long long own_cudnn_version(const char *dispatcher)
+{
+    char fd[PATH_MAX];
+    dir_name(dispatcher, fd, sizeof fd);
+    const char *so = strstr(base_name(dispatcher), ".so.");
+    long long own = -1;
+    static const char *const parts[] = {"libcudnn_graph", "libcudnn_ops_infer"};
+    for (size_t k = 0; k < 2 && own < 0 && so; k++) {
+        char *sib = xasprintf("%s/%s.so.%.*s", fd, parts[k], (int)strcspn(so + 4, "."), so + 4);
+        struct elf_file e;
+        if (elf_file_open(sib, &e) == 0) {
+            own = elf_file_cudnn_version(&e);
+            elf_file_close(&e);
+        }
+        free(sib);
+    }
+    return own;
+}
+
 /* A dispatcher loaded by its path took its graph part from another folder
  * (LD_LIBRARY_PATH is searched before its own): the version it answered is
  * that part's, not its install's.  Its own comes from the part beside it, read
@@ -342,18 +365,7 @@ static void parts_from_elsewhere(json_t *d)
         return;
     if (!realpath(graph, greal) || strcmp(dir_name(greal, gd, sizeof gd), dir_name(file, fd, sizeof fd)) == 0)
         return;
-    const char *so = strstr(base_name(file), ".so.");
-    long long own = -1;
-    static const char *const parts[] = {"libcudnn_graph", "libcudnn_ops_infer"};
-    for (size_t k = 0; k < 2 && own < 0 && so; k++) {
-        char *sib = xasprintf("%s/%s.so.%.*s", fd, parts[k], (int)strcspn(so + 4, "."), so + 4);
-        struct elf_file e;
-        if (elf_file_open(sib, &e) == 0) {
-            own = elf_file_cudnn_version(&e);
-            elf_file_close(&e);
-        }
-        free(sib);
-    }
+    long long own = own_cudnn_version(file);
     json_object_set_new(d, "runs_as", json_integer(jint(d, "version", -1)));
     json_object_set_new(d, "graph_from", json_string(greal));
     json_object_del(d, "cuda_built_for"); /* the other part's answer too */
@@ -457,13 +469,24 @@ static void picks_problems(json_t *ps, json_t *r)
         if (strncmp(key, "libcudnn.so", 11) == 0 && !jget(v, "error")) {
             char d1[PATH_MAX], d2[PATH_MAX];
             const char *graph = jstr(v, "graph", NULL);
-            if (graph && strcmp(dir_name(jstr(v, "path", ""), d1, sizeof d1), dir_name(graph, d2, sizeof d2)) != 0)
-                problem(ps, "error", xasprintf("%s from %s takes its part %s from another folder: two cuDNN installs mix",
-                                               key, d1, graph),
-                        xasprintf("keep one cuDNN; take %s out of LD_LIBRARY_PATH or ld.so.cache", d2));
+            if (graph && strcmp(dir_name(jstr(v, "path", ""), d1, sizeof d1), dir_name(graph, d2, sizeof d2)) != 0) {
+                /* one version from two folders is a warning, two installs an error (analysis/diagnose.c) */
+                long long ver[2] = {own_cudnn_version(jstr(v, "path", "")), jint(v, "version", -1)},
+                          built[2] = {-1, jint(v, "cuda_built_for", -1)};
+                if (strcmp(diag_parts(ver, built, 2), "one_version") == 0)
+                    problem(ps, "warning", xasprintf("%s from %s takes its part %s from another folder: one cuDNN "
+                                                     "version (%s) from two folders",
+                                                     key, d1, graph, fmt_cudnn_ver(ver[1] > 0 ? ver[1] : ver[0], a, sizeof a)),
+                            xasprintf("keep every part of cuDNN in one folder; take %s out of LD_LIBRARY_PATH or "
+                                      "ld.so.cache", d2));
+                else
+                    problem(ps, "error", xasprintf("%s from %s takes its part %s from another folder: two cuDNN installs "
+                                                   "mix", key, d1, graph),
+                            xasprintf("keep one cuDNN; take %s out of LD_LIBRARY_PATH or ld.so.cache", d2));
+            }
         }
     }
-    if (dv > 0 && rt > dv) {
+    if (diag_driver_older(dv, rt)) {
         /* both texts filled first: the order arguments are evaluated in is
          * unspecified (b was read before it was written; make check-sanitize) */
         fmt_cuda_ver(dv, a, sizeof a);
@@ -484,6 +507,17 @@ static void cudnn_mixed_problem(json_t *ps, json_t *r)
         if (!jget(f, "graph_from"))
             continue;
         long long own = jint(f, "version", -1);
+        long long ver[2] = {own, jint(f, "runs_as", -1)}, built[2] = {-1, -1};
+        if (strcmp(diag_parts(ver, built, 2), "one_version") == 0) {
+            /* one version from two folders: a warning, no mix (analysis/diagnose.c) */
+            problem(ps, "warning",
+                    xasprintf("%s, loaded with this LD_LIBRARY_PATH, takes its graph part from %s: one cuDNN version "
+                              "(%s) from two folders", jstr(f, "path", "?"), jstr(f, "graph_from", "?"),
+                              fmt_cudnn_ver(own > 0 ? own : ver[1], a, sizeof a)),
+                    xasprintf("keep every part of cuDNN in one folder; take %s out of LD_LIBRARY_PATH",
+                              dir_name(jstr(f, "graph_from", "?"), d, sizeof d)));
+            continue;
+        }
         problem(ps, "error",
                 xasprintf("cuDNN of two installs in one process: %s, loaded with this LD_LIBRARY_PATH, takes its graph "
                           "part from %s and runs as %s%s%s; a program (a framework's wheel) that maps %s gets parts "
@@ -534,7 +568,7 @@ static void gpu_problems(json_t *ps, json_t *r)
         problem(ps, "error", xasprintf("CUDA_VISIBLE_DEVICES=\"%s\" hides every GPU", cvd),
                 xstrdup("unset CUDA_VISIBLE_DEVICES or set it to the GPUs to use"));
     json_array_foreach(jget(r, "nvml.gpus"), i, f) {
-        if (jint(f, "mem.free", 1ll << 62) < (1ll << 30) && json_array_size(jget(f, "holders")))
+        if (diag_low_free(jint(f, "mem.free", -1)) && json_array_size(jget(f, "holders")))
             problem(ps, "warning", xasprintf("GPU %lld has only %s free; process %lld (%s) holds memory", jint(f, "index", 0),
                                              fmt_size(jint(f, "mem.free", 0), a, sizeof a),
                                              jint(json_array_get(jget(f, "holders"), 0), "pid", -1),

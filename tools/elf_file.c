@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "cudnn_version.h"
 
 int elf_file_open(const char *path, struct elf_file *e)
 {
@@ -133,8 +134,8 @@ long long elf_file_cudnn_version(const struct elf_file *e)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t sz = 0;
         const unsigned char *v = elf_file_sym(e, names[i], &sz);
-        if (v && sz >= 3 && v[2] >= 7 && v[2] <= 99 && v[1] <= 99 && v[0] <= 99)
-            return v[2] >= 9 ? v[2] * 10000LL + v[1] * 100LL + v[0] : v[2] * 1000LL + v[1] * 100LL + v[0];
+        if (v && sz >= 3 && cg_cudnn_version_of(v[2], v[1], v[0]) > 0)
+            return cg_cudnn_version_of(v[2], v[1], v[0]);
     }
     return -1;
 }

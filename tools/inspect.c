@@ -6,9 +6,10 @@
  * target, and no CUDA library is loaded here (versions come from file names,
  * the data symbols of cuDNN's parts, and the wheels' dist-info; GPU memory
  * from NVML in a forked child, as doctor does).  The picture becomes a
- * one-process trace - a `start`, one `lib` per CUDA file, the `verdict`s the
- * shim would have written about them, and an `exit` marked `snapshot` - and
- * the report's own rule table (rules.def) reads it: one table for report,
+ * one-process trace - a `start`, one `lib` per CUDA file (the facts a
+ * shim's lib event holds), a `lib_changed` per file replaced on disk, and an
+ * `exit` marked `snapshot` - and analyse() reads it as it reads a trace: one
+ * diagnosis (analysis/diagnose.c) and one rule table (rules.def) for report,
  * inspect and the Python check(). */
 #include <ctype.h>
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "cudnn_version.h"
 #include "cli.h"
 #include "out/out.h"
 
@@ -134,22 +136,6 @@ static const struct fw_marker {
 };
 
 /* ---- versions, read from files */
-/* "9.19.0.56" -> 91900, "8.9.7" -> 8907; -1 if not a cuDNN version */
-static long long cudnn_encode(const char *v)
-{
-    long long part[3] = {-1, -1, 0};
-    for (int i = 0; i < 3 && isdigit((unsigned char)*v); i++) {
-        part[i] = 0;
-        while (isdigit((unsigned char)*v))
-            part[i] = part[i] * 10 + (*v++ - '0');
-        if (*v == '.')
-            v++;
-    }
-    if (part[0] < 7 || part[0] > 99 || part[1] < 0 || part[1] > 99 || part[2] > 99)
-        return -1;
-    return part[0] >= 9 ? part[0] * 10000 + part[1] * 100 + part[2] : part[0] * 1000 + part[1] * 100 + part[2];
-}
-
 /* "13.0.96" -> 13000 (CUDA's encoding: major*1000 + minor*10) */
 static long long cuda_encode(const char *v)
 {
@@ -327,10 +313,10 @@ static json_t *describe_lib(struct proc *p, const struct kind *k, const char *pa
     if (strcmp(k->kind, "cudnn") == 0) {
         if (elf && (ver = elf_file_cudnn_version(&e)) > 0)
             src = "data";
-        else if ((ver = cudnn_encode(fv)) > 0)
+        else if ((ver = cg_cudnn_version_parse(fv)) > 0)
             src = "file_name";
         else if (have && k->wheel && wheel_version(rpath, k->wheel, st.st_size, text, sizeof text) &&
-                 (ver = cudnn_encode(text)) > 0)
+                 (ver = cg_cudnn_version_parse(text)) > 0)
             src = "wheel";
         if (ver > 0)
             fmt_cudnn_ver(ver, text, sizeof text);
@@ -625,59 +611,20 @@ static json_t *ev_new(json_t *evs, const char *name, struct proc *p)
     return e;
 }
 
-static bool is_dispatcher(json_t *l) { return strncmp(jstr(l, "soname", ""), "libcudnn.so", 11) == 0; }
-
-/* the verdicts the shim writes when it sees these libraries load (shim/versions.c) */
-static void add_verdicts(json_t *evs, struct proc *p)
+/* a mapped file that is not the one on disk any more: a fact, as the shim's
+ * lib_changed event; what it means, and every verdict about the libraries,
+ * is analysis/diagnose.c's, as for a trace */
+static void add_changed(json_t *evs, struct proc *p)
 {
-    size_t i, j;
-    json_t *a, *b, *disp = NULL;
-    int ndisp = 0;
-    bool copies = false, mixed = false, replaced = false;
+    size_t i;
+    json_t *a;
     json_array_foreach(p->libs, i, a) {
-        if (strcmp(jstr(a, "kind", ""), "cudnn") == 0 && is_dispatcher(a))
-            ndisp++, disp = disp ? disp : a;
-        if (!replaced && (jtrue(a, "deleted") || jtrue(a, "replaced"))) {
-            replaced = true;
-            json_t *v = ev_new(evs, "verdict", p);
-            json_object_set_new(v, "kind", json_string("lib_replaced_on_disk"));
-            json_object_set_new(v, "detail", json_string("a mapped library was replaced or deleted on disk"));
-            json_object_set_new(v, "when", json_string("inspect"));
-            json_object_set_new(v, "path", json_string(jstr(a, "path", "?")));
-            json_object_set_new(v, "deleted", json_boolean(jtrue(a, "deleted")));
-        }
-        json_array_foreach(p->libs, j, b) {
-            if (copies || j <= i || strcmp(jstr(a, "kind", ""), "cudnn") || strcmp(jstr(b, "kind", ""), "cudnn") ||
-                strcmp(jstr(a, "soname", "a"), jstr(b, "soname", "b")))
-                continue;
-            copies = true;
-            json_t *v = ev_new(evs, "verdict", p);
-            json_object_set_new(v, "kind", json_string("cudnn_multiple_copies"));
-            json_object_set_new(v, "detail", json_string("two different files of one cuDNN library are mapped"));
-            json_object_set_new(v, "when", json_string("inspect"));
-            json_object_set_new(v, "path_a", json_string(jstr(a, "path", "?")));
-            json_object_set_new(v, "path_b", json_string(jstr(b, "path", "?")));
-        }
-    }
-    if (ndisp != 1)
-        return;
-    long long dv = jint(disp, "version", -1);
-    json_array_foreach(p->libs, i, a) {
-        if (mixed || a == disp || strcmp(jstr(a, "kind", ""), "cudnn") || is_dispatcher(a))
+        if (!jtrue(a, "deleted") && !jtrue(a, "replaced"))
             continue;
-        long long v = jint(a, "version", -1);
-        bool other_dir = strcmp(jstr(a, "dir", ""), jstr(disp, "dir", "")) != 0;
-        if (!other_dir && !(v > 0 && dv > 0 && v != dv))
-            continue;
-        mixed = true;
-        json_t *e = ev_new(evs, "verdict", p);
-        json_object_set_new(e, "kind", json_string("cudnn_sublib_mismatch"));
-        json_object_set_new(e, "detail", json_string(other_dir ? "a cuDNN sub-library was mapped from another directory "
-                                                                 "than libcudnn.so itself"
-                                                               : "cuDNN sub-libraries of different versions are mapped"));
-        json_object_set_new(e, "when", json_string("inspect"));
-        json_object_set_new(e, "dispatcher", json_string(jstr(disp, "path", "?")));
-        json_object_set_new(e, "sublib", json_string(jstr(a, "path", "?")));
+        json_t *v = ev_new(evs, "lib_changed", p);
+        json_object_set_new(v, "path", json_string(jstr(a, "path", "?")));
+        json_object_set_new(v, "when", json_string("inspect"));
+        json_object_set_new(v, "deleted", json_boolean(jtrue(a, "deleted")));
     }
 }
 
@@ -698,14 +645,15 @@ static json_t *snapshot_events(struct proc *p, const char *host)
     json_t *l;
     json_array_foreach(p->libs, i, l) {
         json_t *e = ev_new(evs, "lib", p);
-        static const char *const keep[] = {"path", "soname", "family", "version", "version_source", "file_version"};
+        static const char *const keep[] = {"path",           "soname",       "family",        "version",
+                                           "version_source", "file_version", "cuda_built_for"};
         for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++)
             if (jget(l, keep[k]) && !json_is_null(jget(l, keep[k])))
                 json_object_set(e, keep[k], jget(l, keep[k]));
         json_object_set_new(e, "inode", json_integer(jint(l, "inode", 0)));
         json_object_set_new(e, "via", json_string("(mapped)"));
     }
-    add_verdicts(evs, p);
+    add_changed(evs, p);
     json_t *x = ev_new(evs, "exit", p);
     json_object_set_new(x, "snapshot", json_true());
     json_object_set_new(x, "libs", json_integer((json_int_t)json_array_size(p->libs)));

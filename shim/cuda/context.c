@@ -27,17 +27,9 @@ static void context_failed(int hook, CUresult r, int dev)
         cg_ev_i64(&e, "device", dev);
     cg_ev_gpu_mem(&e, "mem", &s.mem);
     cg_ev_gpu_devices(&e, &s);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    /* who holds the memory: a fact; whether that is the cause is the CLI's */
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
         cg_ev_gpu_holders(&e, &s);
-        const struct cg_gpu_holder *top = cg_gpu_top_other(&s);
-        cg_ev_open(&e, "likely_cause", '{');
-        cg_ev_str(&e, "kind", top ? "memory_held_by_other_process" : "out_of_memory");
-        cg_ev_str(&e, "detail", top ? "the context could not be created: another process holds the GPU's memory"
-                                    : "the context could not be created for lack of GPU memory");
-        if (top)
-            cg_ev_i64(&e, "pid", top->pid);
-        cg_ev_close(&e, '}');
-    }
     cg_ev_end(&e);
     errno = saved;
 }

@@ -3,8 +3,8 @@
  *  - cudnnCreate / cudnnDestroy: a `cudnn_handle` event each (rare calls).
  *    A failed create also says cuDNN's own reason, the driver's state, free
  *    and total memory, the compute capability, who holds the memory (NVML),
- *    and the likely cause, pointing at the event that shows it: a failed
- *    load of libcuda.so.1, or an allocation that failed just before.
+ *    the allocation that failed during or just before it, the failed load
+ *    of libcuda.so.1: facts; the cause is the CLI's (tools/analysis/).
  *  - algorithm lookups (Get..._v7, Find..., Find...Ex): a `conv_algos` event
  *    for the first lookup of each distinct shape, for every failing one, and
  *    for every one showing the seeds' signature (every algorithm needs more
@@ -24,103 +24,64 @@
 #include "fallback/fallback.h"
 #include "cuda/gpuinfo.h"
 #include "loader/libs.h"
-
-/* A small string builder for `detail` texts. */
-struct sb {
-    char *p;
-    size_t n, cap;
-};
-static void sb_s(struct sb *b, const char *s) { b->n = cg_append(b->p, b->cap, b->n, s); }
-static void sb_u(struct sb *b, unsigned long long v) { b->n = cg_append_u(b->p, b->cap, b->n, v); }
+#include "thresholds.h"
 
 /* ---- the handle */
-/* Below this much free memory a failed create (not a BAD_PARAM or NOT_SUPPORTED one) is put down to
- * memory: a CUDA context alone takes a few hundred MiB on current GPUs, before cuDNN's own needs. */
-#define LOW_FREE_BYTES (1ull << 30)
+/* A failed create writes facts: cuDNN's status and reason, the driver's
+ * state, memory free and total, who holds it, the allocation that failed
+ * during or just before the create, the failed load of the driver.  Why it
+ * failed is said by the CLI, in one place (tools/analysis/diagnose.c), so
+ * that report, inspect, doctor and check() say the same. */
 
-struct cause {
-    const char *kind;
-    char detail[512];
-    bool has_seq;
-    uint64_t seq;
-};
-
-static void memory_cause(struct cause *c, const struct cg_gpu_state *st, struct sb *b)
+/* The allocation failure the create may be down to: one during the create,
+ * or the last before it when none worked since. */
+static bool alloc_failure_of(uint64_t failures_before, struct cg_alloc_failure *af, bool *during)
 {
-    const struct cg_gpu_holder *top = cg_gpu_top_other(st);
-    unsigned long long used = st->mem.known ? st->mem.total - st->mem.free : 0;
-    if (top && (!st->mem.known || st->others_bytes * 2 >= used)) {
-        c->kind = "memory_held_by_other_process";
-        sb_s(b, "; pid ");
-        sb_u(b, top->pid);
-        if (top->name[0]) {
-            sb_s(b, " (");
-            sb_s(b, top->name);
-            sb_s(b, ")");
-        }
-        sb_s(b, " holds ");
-        sb_u(b, top->bytes);
-        sb_s(b, " bytes");
-    } else {
-        c->kind = "out_of_memory";
-    }
-    if (st->mem.known) {
-        sb_s(b, "; ");
-        sb_u(b, st->mem.free);
-        sb_s(b, " of ");
-        sb_u(b, st->mem.total);
-        sb_s(b, " bytes free");
-    }
+    if (!cg_gpumem_last_failure(af))
+        return false;
+    *during = cg_gpumem_failures() > failures_before;
+    return *during || !af->success_since;
 }
 
-static void create_cause(struct cause *c, int slot, cudnnStatus_t r, const struct cg_gpu_state *st,
-                         uint64_t failures_before)
+static void ev_alloc_failure(struct cg_ev *e, uint64_t failures_before)
 {
-    struct sb b = {c->detail, 0, sizeof c->detail};
-    c->kind = "unknown";
-    c->detail[0] = 0;
-    c->has_seq = false;
-    char err[256];
-    uint64_t seq;
     struct cg_alloc_failure af;
-    if (slot == CG_SLOT_CUDNN9 && (r == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
-                                   r == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)) {
-        c->kind = "cudnn_library";
-        sb_s(&b, "cuDNN could not load or match its own sub-libraries (see the dlopen and verdict events)");
-    } else if (strcmp(st->driver, "not_loaded") == 0) {
-        c->kind = "no_driver";
-        if (cg_libs_load_failure("libcuda.so", &seq, err, sizeof err)) {
-            c->has_seq = true;
-            c->seq = seq;
-            sb_s(&b, "libcuda.so.1 (the NVIDIA driver) could not be loaded: ");
-            sb_s(&b, err);
-        } else {
-            sb_s(&b, "libcuda.so.1 (the NVIDIA driver) is not loaded in this process");
-        }
-    } else if (strcmp(st->driver, "no_device") == 0) {
-        c->kind = "no_device";
-        sb_s(&b, "the driver sees no CUDA device (CUDA_VISIBLE_DEVICES, container device list, or no GPU)");
-    } else if (strcmp(st->driver, "not_initialized") == 0) {
-        c->kind = "driver_not_initialized";
-        sb_s(&b, "libcuda.so.1 is loaded but cuInit has not succeeded (no usable device, or a driver too old "
-                 "for this CUDA)");
-    } else if (cg_gpumem_last_failure(&af) && (cg_gpumem_failures() > failures_before || !af.success_since)) {
-        sb_s(&b, af.fn);
-        sb_s(&b, " of ");
-        sb_u(&b, af.bytes);
-        sb_s(&b, cg_gpumem_failures() > failures_before ? " bytes failed during cudnnCreate"
-                                                        : " bytes failed just before (no allocation worked since)");
-        if (af.has_seq) {
-            c->has_seq = true;
-            c->seq = af.seq;
-        }
-        memory_cause(c, st, &b);
-    } else if (st->mem.known && st->mem.free < LOW_FREE_BYTES &&
-               !(slot == CG_SLOT_CUDNN9 && (r / 1000 == 2 || r / 1000 == 3)) &&
-               !(slot == CG_SLOT_CUDNN8 && (r == CUDNN8_STATUS_BAD_PARAM || r == CUDNN8_STATUS_NOT_SUPPORTED))) {
-        sb_s(&b, "less than 1 GiB of GPU memory free");
-        memory_cause(c, st, &b);
-    }
+    bool during;
+    if (!alloc_failure_of(failures_before, &af, &during))
+        return;
+    cg_ev_open(e, "alloc_failure", '{');
+    cg_ev_str(e, "fn", af.fn);
+    cg_ev_u64(e, "bytes", af.bytes);
+    cg_ev_i64(e, "status", af.status);
+    if (af.has_seq)
+        cg_ev_u64(e, "seq", af.seq);
+    else
+        cg_ev_raw(e, "seq", "null");
+    cg_ev_bool(e, "during", during);
+    cg_ev_close(e, '}');
+}
+
+/* The fallback's own question (CONVGUARD_FALLBACK=1 with a reserve): was the
+ * create short of memory?  A policy's trigger, never written; the same test
+ * as the diagnosis's memory causes (tools/analysis/diagnose.c create_cause),
+ * with the same threshold (thresholds.h). */
+static bool create_short_of_memory(int slot, cudnnStatus_t r, const struct cg_gpu_state *st,
+                                   uint64_t failures_before)
+{
+    struct cg_alloc_failure af;
+    bool during;
+    if (cg_fallback_mem_status(slot, r))
+        return true;
+    if ((slot == CG_SLOT_CUDNN9 &&
+         (r == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED || r == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)) ||
+        strcmp(st->driver, "not_loaded") == 0 || strcmp(st->driver, "no_device") == 0 ||
+        strcmp(st->driver, "not_initialized") == 0)
+        return false;
+    if (alloc_failure_of(failures_before, &af, &during))
+        return true;
+    return st->mem.known && st->mem.free < (unsigned long long)CG_LOW_FREE_BYTES &&
+           !(slot == CG_SLOT_CUDNN9 && (r / 1000 == 2 || r / 1000 == 3)) &&
+           !(slot == CG_SLOT_CUDNN8 && (r == CUDNN8_STATUS_BAD_PARAM || r == CUDNN8_STATUS_NOT_SUPPORTED));
 }
 
 cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *handle)
@@ -148,8 +109,6 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     cg_cudnn_reason_take(&f, reason, sizeof reason);
     struct cg_gpu_state st;
     cg_gpu_state_now(&st, true); /* before the event: loading NVML may write a `lib` event */
-    struct cause c;
-    create_cause(&c, slot, r, &st, failures_before);
     cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
     cg_ev_str(&e, "fn", "cudnnCreate");
     cg_ev_i64(&e, "status", r);
@@ -162,18 +121,15 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     cg_ev_gpu_devices(&e, &st);
     cg_ev_gpu_mem(&e, "mem", &st.mem);
     cg_ev_gpu_holders(&e, &st);
-    cg_ev_open(&e, "likely_cause", '{');
-    cg_ev_str(&e, "kind", c.kind);
-    cg_ev_str(&e, "detail", c.detail[0] ? c.detail : NULL);
-    if (c.has_seq)
-        cg_ev_u64(&e, "seq", c.seq);
-    else
-        cg_ev_raw(&e, "seq", "null");
-    cg_ev_close(&e, '}');
+    if (st.nholders >= 0)
+        cg_ev_u64(&e, "others_bytes", st.others_bytes);
+    ev_alloc_failure(&e, failures_before);
+    char err[256];
+    uint64_t seq;
+    if (strcmp(st.driver, "not_loaded") == 0 && cg_libs_load_failure("libcuda.so", &seq, err, sizeof err))
+        cg_ev_u64(&e, "driver_load_seq", seq);
     cg_ev_end(&e);
-    if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 &&
-        (cg_fallback_mem_status(slot, r) || strcmp(c.kind, "out_of_memory") == 0 ||
-         strcmp(c.kind, "memory_held_by_other_process") == 0)) {
+    if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && create_short_of_memory(slot, r, &st, failures_before)) {
         struct cg_alloc_failure af;
         bool during = cg_gpumem_failures() > failures_before && cg_gpumem_last_failure(&af);
         cg_fb_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));

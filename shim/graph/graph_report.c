@@ -240,68 +240,6 @@ void gx_destroyed(struct gt_ent *d)
     errno = saved;
 }
 
-/* graph_exec_failed's likely cause: its kind, and detail (GX_DETAIL bytes)
- * in one line, from the plan's workspace ws (-1 unknown), the variant pack vp
- * and the GPU's memory. */
-#define GX_DETAIL 256
-static const char *exec_cause(int slot, cudnnStatus_t st, long long ws, const struct gt_ent *vp,
-                              const struct cg_gpu_mem *gm, char *detail)
-{
-    char num[24];
-    size_t n = 0;
-    const char *kind = "unknown";
-    bool alloc_status = slot == CG_SLOT_CUDNN8 ? st == CUDNN8_STATUS_ALLOC_FAILED
-                                               : st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
-    bool mem = gm->known;
-    unsigned long long fr = gm->free, to = gm->total;
-    detail[0] = 0;
-#define ADD(s) (n += cg_strlcpy(detail + n, (s), n < GX_DETAIL ? GX_DETAIL - n : 0))
-#define ADDN(v) (num[cg_utoa(num, (unsigned long long)(v))] = 0, ADD(num))
-    bool ws_given = vp && vp->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR && vp->u.vpack.ws_set &&
-                    vp->u.vpack.workspace;
-    bool ws_known = vp && vp->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
-    if (ws > 0 && ws_known && !ws_given) {
-        kind = "workspace_missing";
-        ADD("the plan needs ");
-        ADDN(ws);
-        ADD(" bytes of workspace and the variant pack gave none");
-        if (mem && (unsigned long long)ws > fr) {
-            ADD("; only ");
-            ADDN(fr);
-            ADD(" of ");
-            ADDN(to);
-            ADD(" bytes were free");
-        }
-    } else if (mem && ws > 0 && (unsigned long long)ws > fr) {
-        kind = "out_of_memory";
-        ADD("the plan needs ");
-        ADDN(ws);
-        ADD(" bytes of workspace; ");
-        ADDN(fr);
-        ADD(" of ");
-        ADDN(to);
-        ADD(" bytes were free");
-    } else if (alloc_status) {
-        kind = "out_of_memory";
-        ADD("cuDNN could not allocate GPU memory while running the plan");
-        if (mem) {
-            ADD(" (");
-            ADDN(fr);
-            ADD(" of ");
-            ADDN(to);
-            ADD(" bytes free");
-            if (ws >= 0) {
-                ADD(", plan workspace ");
-                ADDN(ws);
-            }
-            ADD(")");
-        }
-    }
-#undef ADD
-#undef ADDN
-    return kind;
-}
-
 void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, struct gt_ent *vp, cudnnStatus_t st)
 {
     int saved = errno;
@@ -341,13 +279,8 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
     else
         cg_ev_raw(&e, "workspace_given", "null");
     cg_ev_gpu_mem(&e, "mem", &gm);
-    /* Why, in one line. */
-    char detail[GX_DETAIL];
-    const char *kind = exec_cause(slot, st, p ? pi.ws : -1, vp, &gm, detail);
-    cg_ev_open(&e, "likely_cause", '{');
-    cg_ev_str(&e, "kind", kind);
-    cg_ev_str(&e, "detail", detail[0] ? detail : NULL);
-    cg_ev_close(&e, '}');
+    /* facts only (workspace, workspace_given, mem, status): the cause is the
+     * CLI's (tools/analysis/diagnose.c) */
     cg_ev_end(&e);
     errno = saved;
 }

@@ -232,11 +232,8 @@ static const void *scan_caller;
 
 /* The version the file's real name carries: libcudnn.so.9 -> libcudnn.so.9.19.0
  * gives "9.19.0", libcuda.so.1 -> libcuda.so.580.95.05 gives "580.95.05". */
-static bool file_version(const char *path, char *out, size_t cap)
+static bool file_version(const char *real, char *out, size_t cap)
 {
-    char real[PATH_MAX];
-    if (!realpath(path, real))
-        return false;
     const char *v = cg_lib_name_version(real);
     if (!*v || strlen(v) >= cap)
         return false;
@@ -258,6 +255,23 @@ static bool kernel_module_version(char *out, size_t cap)
         return false;
     b[n] = 0;
     return cg_nvidia_module_version(b, out, cap);
+}
+
+/* What the file on disk says: the folder it really is in, where a link led
+ * to another one (where a part really came from: tools/analysis/diagnose.c
+ * compares folders), the version its real name carries, the kernel module's
+ * for the driver. */
+static void ev_file_facts(struct cg_ev *e, const char *name, const struct cg_lib *l)
+{
+    char real[PATH_MAX], fv[64];
+    bool have_real = realpath(name, real) != NULL;
+    const char *rs = have_real ? strrchr(real, '/') : NULL, *ps = strrchr(l->path, '/');
+    if (rs && (!ps || ps - l->path != rs - real || strncmp(real, l->path, (size_t)(rs - real)) != 0))
+        cg_ev_strn(e, "real_dir", real, (size_t)(rs - real));
+    if (have_real && file_version(real, fv, sizeof fv))
+        cg_ev_str(e, "file_version", fv);
+    if (l->family == CG_FAM_DRV && kernel_module_version(fv, sizeof fv))
+        cg_ev_str(e, "kernel_module", fv);
 }
 
 static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
@@ -308,11 +322,7 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
         cg_ev_str(&e, "version_source", l->version_source);
     if (l->built_for >= 0)
         cg_ev_i64(&e, "cuda_built_for", l->built_for);
-    char fv[64];
-    if (file_version(o->name, fv, sizeof fv))
-        cg_ev_str(&e, "file_version", fv);
-    if (l->family == CG_FAM_DRV && kernel_module_version(fv, sizeof fv))
-        cg_ev_str(&e, "kernel_module", fv);
+    ev_file_facts(&e, o->name, l);
     if (driver_log)
         cg_ev_str(&e, "driver_log", driver_log);
     struct needed_ctx nc = {.soname = l->soname};
@@ -405,8 +415,6 @@ static void scan_locked(const char *via, enum scan_calls calls, const void *open
 {
     struct scan_ctx c = {.via = via, .calls = calls, .opened_dyn = opened_dyn};
     cg_elf_each_obj(scan_cb, &c);
-    if (c.added)
-        cg_versions_verdicts("load");
 }
 
 void cg_libs_scan(const char *reason)
@@ -719,16 +727,13 @@ static void replaced_cb(struct cg_lib *l, void *arg)
         (long long)st.st_mtime == l->mtime)
         return;
     l->replaced_reported = true;
+    /* a fact (the file is not the one mapped); what it means is the CLI's */
     char b[2048];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "verdict");
-    cg_ev_str(&e, "kind", "lib_replaced_on_disk");
+    cg_ev_begin(&e, b, sizeof b, "lib_changed");
     cg_ev_str(&e, "path", l->path);
     cg_ev_str(&e, "when", (const char *)arg);
     cg_ev_bool(&e, "deleted", gone);
-    cg_ev_str(&e, "detail",
-              gone ? "the file this process mapped was deleted since it was loaded"
-                   : "the file on disk is not the one this process mapped (replaced since it was loaded)");
     cg_ev_end(&e);
 }
 

@@ -1,5 +1,5 @@
 """Prints the resource-layer lines of a trace directory (no jq needed): failed
-cudnnCreate with its likely cause and the holders, each algorithm lookup with
+cudnnCreate with its facts (the failed allocation, the holders; an older shim's likely cause), each algorithm lookup with
 every algorithm's workspace against the free bytes, failed allocations with
 route, size, free bytes and holders, and the exit's gpu_mem.
 Used by tests/gpu/run.sh (section resource)."""
@@ -39,7 +39,11 @@ for fname, evs in tracelib.traces(sys.argv[1]):
             print("  [%d] %s -> %s (%s) reason=%r free=%s/%s (%s) driver=%s cc=%s" % (
                 e["seq"], e["fn"], e.get("status_name"), e.get("status"), e.get("reason"), mib(mem.get("free")),
                 mib(mem.get("total")), mem.get("source"), e.get("driver"), e.get("compute_capability")))
-            print("       likely_cause: %s -> seq %s: %s" % (c.get("kind"), c.get("seq"), c.get("detail")))
+            # the shim records facts; the cause is the report's (tools/analysis/diagnose.c), or an older shim's likely_cause
+            if c:
+                print("       likely_cause (older shim): %s -> seq %s: %s" % (c.get("kind"), c.get("seq"), c.get("detail")))
+            print("       alloc_failure: %s others_bytes: %s driver_load_seq: %s" % (
+                json.dumps(e.get("alloc_failure")), mib(e.get("others_bytes")), e.get("driver_load_seq")))
             print("       " + holders(e))
         elif k == "cudnn_handle":
             print("  [%d] %s ok" % (e["seq"], e["fn"]))

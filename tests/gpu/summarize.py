@@ -12,7 +12,7 @@ for fname, evs in tracelib.traces(sys.argv[1]):
         if k == "lib":
             print("  lib %-28s v=%-6s built_for=%-6s %s" % (e.get("soname"), e.get("version", "-"),
                   e.get("cuda_built_for", "-"), e.get("path")))
-        elif k in ("verdict", "step_aside") or (k == "dlopen" and not e.get("ok")) or "failed" in k \
+        elif k in ("verdict", "lib_changed", "step_aside") or (k == "dlopen" and not e.get("ok")) or "failed" in k \
                 or k in ("cudnn_handle", "conv_algos", "graph_plan", "fallback", "crash"):
             s = json.dumps({x: y for x, y in e.items() if x not in ("seq", "t", "pid", "tid", "candidates")})
             print("  " + s[:400])

@@ -72,29 +72,41 @@ else
     echo "  (no NVIDIA cuDNN 9 / cudart 13 in $REAL: real-library checks skipped)"
 fi
 
-# 7. verdicts
+# 7. facts the verdicts are drawn from: the shim writes none (issue 27), the
+# report draws them (tools/analysis/diagnose.c) from the lib events
 # two different cuDNN files mapped
 run_shim "$WORK/two" "$P" load "$D/cudnn9/libcudnn.so.9" call:cudnnGetVersion "$D/cudnn8/libcudnn.so.8" >/dev/null
 mkdir -p "$WORK/c9b" && cp "$D"/cudnn9/* "$WORK/c9b/"
 run_shim "$WORK/two9" "$P" load "$D/cudnn9/libcudnn.so.9" call:cudnnGetVersion "$WORK/c9b/libcudnn.so.9" call:cudnnGetVersion >/dev/null
-check "verdict: two different libcudnn files mapped" jqt "$(trace_of "$WORK/two9")" 'any(.[]; .ev=="verdict" and .kind=="cudnn_multiple_copies")'
-check "no verdict for cuDNN 8 beside 9 being one copy each" jqt "$(trace_of "$WORK/two")" 'all(.[]; .ev!="verdict" or .kind!="cudnn_multiple_copies")'
+check "two libcudnn files: two lib events of libcudnn.so.9, two inodes, no verdict written" jqt "$(trace_of "$WORK/two9")" \
+    '([.[] | select(.ev=="lib" and .soname=="libcudnn.so.9")] | length == 2 and .[0].inode != .[1].inode) and all(.[]; .ev!="verdict")'
+check "two libcudnn files: the report says cudnn_multiple_copies" bash -c "'$BUILD_DIR/convguard' report --json '$WORK/two9' | jq -e '[.findings[].rule] | index(\"cudnn_multiple_copies\")'"
+check "cuDNN 8 beside 9, one copy each: no cudnn_multiple_copies" bash -c "'$BUILD_DIR/convguard' report --json '$WORK/two' | jq -e '[.findings[].rule] | index(\"cudnn_multiple_copies\") == null'"
 # the field-notes trap: LD_LIBRARY_PATH searched before the dispatcher's RUNPATH
 if [ -e $REAL/libcudnn_graph.so.9 ]; then
     LD_LIBRARY_PATH=$REAL run_shim "$WORK/mix" "$P" load "$D/cudnn9/libcudnn.so.9" call:cudnnGetVersion >/dev/null 2>&1
     T=$(trace_of "$WORK/mix")
-    check "verdict: sub-library from another directory than libcudnn.so.9 (LD_LIBRARY_PATH before RUNPATH)" jqt "$T" "any(.[]; .ev==\"verdict\" and .kind==\"cudnn_sublib_mismatch\" and ((.sublib|startswith(\"$(readlink -f $REAL)\")) or (.sublib|startswith(\"$REAL\"))))"
+    check "mix: the graph part's lib event from LD_LIBRARY_PATH's folder, with its own version" jqt "$T" \
+        "any(.[]; .ev==\"lib\" and .soname==\"libcudnn_graph.so.9\" and (.path|startswith(\"$REAL\") or startswith(\"$(readlink -f $REAL)\")) and .version > 0)"
+    # (the shadowed copy is the root cause: it takes the versions group, the mix's too)
+    check "mix: the report says the part in LD_LIBRARY_PATH won over the dispatcher's own (cudnn_shadowed)" bash -c \
+        "'$BUILD_DIR/convguard' report --json '$WORK/mix' | jq -e '.findings[0].rule == \"cudnn_shadowed\"'"
 fi
 # cuDNN 8 double is built for CUDA 12.2; cudart 13 loaded beside it
 run_shim "$WORK/major" "$P" load "$D/cudnn8/libcudnn.so.8" call:cudnnGetVersion "$D/cudart/libcudart.so.13" >/dev/null
-check "verdict: cuDNN built for CUDA 12 with cudart 13 loaded" jqt "$(trace_of "$WORK/major")" 'any(.[]; .ev=="verdict" and .kind=="cudnn_cuda_major_mismatch")'
+check "major: cuda_built_for 12020 on cuDNN's part, cudart 13000" jqt "$(trace_of "$WORK/major")" \
+    'any(.[]; .ev=="lib" and .family=="cudnn" and .cuda_built_for==12020) and any(.[]; .ev=="lib" and .family=="cudart" and .version==13000)'
+check "major: the report says cudnn_cuda_major_mismatch" bash -c "'$BUILD_DIR/convguard' report --json '$WORK/major' | jq -e '.findings[0].rule == \"cudnn_cuda_major_mismatch\"'"
 # driver older than runtime
 CGTEST_DRIVER_VERSION=12080 run_shim "$WORK/olddrv" "$P" load "$D/cudart/libcudart.so.13" "$D/cuda/libcuda.so.1" >/dev/null
-check "verdict: driver 12080 older than runtime 13000" jqt "$(trace_of "$WORK/olddrv")" 'any(.[]; .ev=="verdict" and .kind=="driver_older_than_runtime")'
+check "olddrv: the driver's version 12080 and the runtime's 13000 in their lib events" jqt "$(trace_of "$WORK/olddrv")" \
+    'any(.[]; .ev=="lib" and .family=="driver" and .version==12080) and any(.[]; .ev=="lib" and .family=="cudart" and .version==13000)'
+check "olddrv: the report says driver_older_than_runtime" bash -c "'$BUILD_DIR/convguard' report --json '$WORK/olddrv' | jq -e '.findings[0].rule == \"driver_older_than_runtime\"'"
 # a mapped library replaced on disk while the process runs
 mkdir -p "$WORK/repl" && cp "$D"/cudart/libcudart.so.13 "$WORK/repl/" && cp "$D"/cuda/libcuda.so.1 "$WORK/repl/new.so"
 run_shim "$WORK/replt" "$P" load "$WORK/repl/libcudart.so.13" "mv:$WORK/repl/new.so:$WORK/repl/libcudart.so.13" >/dev/null
-check "verdict: library replaced on disk after load (checked at exit)" jqt "$(trace_of "$WORK/replt")" "any(.[]; .ev==\"verdict\" and .kind==\"lib_replaced_on_disk\" and .path==\"$WORK/repl/libcudart.so.13\" and .when==\"exit\")"
+check "replaced on disk after load: a lib_changed event (checked at exit)" jqt "$(trace_of "$WORK/replt")" "any(.[]; .ev==\"lib_changed\" and .path==\"$WORK/repl/libcudart.so.13\" and .when==\"exit\" and .deleted==false)"
+check "replaced on disk: the report says lib_replaced_on_disk" bash -c "'$BUILD_DIR/convguard' report --json '$WORK/replt' | jq -e '[.findings[].rule] | index(\"lib_replaced_on_disk\")'"
 
 # 8. nothing CUDA at all: no file, no line
 out=$(CONVGUARD_QUIET=0 run_shim "$WORK/cpu" "$P" echo x 2>&1 >/dev/null)

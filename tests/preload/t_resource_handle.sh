@@ -20,6 +20,13 @@ same() {
     check "$name: trace valid, seq without gaps" traces_valid "$WORK/$name"
 }
 H='(map(select(.ev=="cudnn_handle" and .fn=="cudnnCreate")) | .[0])'
+# cause NAME JQ: the report of $WORK/NAME (the one diagnosis, tools/analysis/diagnose.c: the
+# shim writes facts, no likely_cause) satisfies JQ; $seq is the failed create's seq
+cause() {
+    local seq
+    seq=$(jq -s "$H | .seq" "$(trace_of "$WORK/$1")")
+    "$BUILD_DIR/convguard" report --json "$WORK/$1" | jq -e --argjson seq "${seq:-null}" "$2" >/dev/null
+}
 
 # ---- no driver: libcuda.so.1 is not loadable
 same nodrv LD_LIBRARY_PATH=$D9:$RT:$NVML
@@ -31,18 +38,19 @@ check "nodrv: cudnn_handle: status, status_name, ok false, reason" jqt "$T" "$H"
       and .reason == "cudaGetDeviceCount(&count) != cudaSuccess"'
 check "nodrv: driver not_loaded, device count unknown, memory from NVML (no context to ask)" jqt "$T" "$H"'
     | .driver == "not_loaded" and .device_count == null and .mem == {"free": 1073741824, "total": 1073741824, "source": "nvml"}'
-check "nodrv: likely_cause no_driver, pointing at the failed libcuda.so.1 load" jqt "$T" '
+check "nodrv: cudnn_handle points at the failed libcuda.so.1 load (driver_load_seq), no likely_cause" jqt "$T" '
     (map(select(.ev=="dlopen" and .name=="libcuda.so.1" and .ok==false)) | .[0].seq) as $s
-    | $s != null and ('"$H"' | .likely_cause.kind == "no_driver" and .likely_cause.seq == $s
-      and (.likely_cause.detail | contains("libcuda.so.1")))'
+    | $s != null and ('"$H"' | .driver_load_seq == $s and .likely_cause == null)'
+check "nodrv: the report says handle_no_driver about the failed create" cause nodrv \
+    '.findings[0] | .rule == "handle_no_driver" and .seq == $seq'
 check "nodrv: cudaMalloc's failure recorded with its size (35)" jqt "$T" '
     map(select(.ev=="alloc_failed" and .fn=="cudaMalloc" and .status==35 and .bytes==2048
         and .status_name=="cudaErrorInsufficientDriver" and .route=="dlsym")) | length == 4'
 
 same nodrv_nonvml LD_LIBRARY_PATH=$D9:$RT
 check "nodrv_nonvml: no driver and no NVML: memory unknown, said so" jqt "$T" "$H"'
-    | .mem == {"free": null, "total": null, "source": "unknown"} and .compute_capability == null
-      and .likely_cause.kind == "no_driver"'
+    | .mem == {"free": null, "total": null, "source": "unknown"} and .compute_capability == null'
+check "nodrv_nonvml: the report says handle_no_driver" cause nodrv_nonvml '.findings[0].rule == "handle_no_driver"'
 
 # ---- another process holds the GPU: the 8 MiB handle scratch cannot be had
 sleep 60 & HOLDER=$!
@@ -58,10 +66,12 @@ check "held: cudnn_handle names the holder (pid, name, bytes) from NVML" jqt "$T
 check "held: free/total from the driver, device count, compute capability" jqt "$T" "$H"'
     | .mem.source == "driver" and .mem.total == 1073741824 and .mem.free < 8388608
       and .device_count == 1 and .driver == "loaded" and .compute_capability == "9.0"'
-check "held: likely_cause memory_held_by_other_process -> the alloc_failed event" jqt "$T" '
+check "held: cudnn_handle's facts: the allocation that failed during it (-> alloc_failed), others' bytes" jqt "$T" '
     (map(select(.ev=="alloc_failed")) | .[0].seq) as $s | '"$H"'
-    | .likely_cause.kind == "memory_held_by_other_process" and .likely_cause.seq == $s
-      and (.likely_cause.detail | contains("pid '"$HOLDER"' (sleep) holds 1069547520 bytes"))'
+    | .alloc_failure == {"fn": "cuMemAlloc_v2", "bytes": 8388608, "status": 2, "seq": $s, "during": true}
+      and .others_bytes == 1069547520 and .likely_cause == null'
+check "held: the report says handle_memory_held, naming the holder" cause held \
+    '.findings[0] | .rule == "handle_memory_held" and .seq == $seq and (.cause | contains("'"$HOLDER"'"))'
 check "held: NVML (loaded by the shim for the report) is recorded as a library" jqt "$T" '
     map(select(.ev=="lib" and .soname=="libnvidia-ml.so.1" and (.via|contains("convguard")))) | length == 1'
 check "held: NVML was loaded only after the first failure" jqt "$T" '
@@ -73,8 +83,10 @@ kill "$HOLDER" 2>/dev/null
 same held_nonvml LD_LIBRARY_PATH=$D9:$RT:$DRV CGTEST_GPU_HELD_MB=1020
 check "held_nonvml: holders null, nvml says why" jqt "$T" "$H"'
     | .holders == null and (.nvml | startswith("libnvidia-ml.so.1 not loadable: "))'
-check "held_nonvml: likely_cause out_of_memory with the free bytes" jqt "$T" "$H"'
-    | .likely_cause.kind == "out_of_memory" and (.likely_cause.detail | contains("of 1073741824 bytes free"))'
+check "held_nonvml: the failed allocation, no others' bytes (no NVML)" jqt "$T" "$H"'
+    | .alloc_failure.during == true and .others_bytes == null and .mem.total == 1073741824'
+check "held_nonvml: the report says handle_out_of_memory" cause held_nonvml \
+    '.findings[0] | .rule == "handle_out_of_memory" and .seq == $seq'
 same held_nvmlfail LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1020 CGTEST_NVML_FAIL=1
 check "held_nvmlfail: nvmlInit_v2's failure is said" jqt "$T" "$H"'
     | .holders == null and .nvml == "nvmlInit_v2 failed: Driver Not Loaded"'
@@ -82,22 +94,25 @@ check "held_nvmlfail: nvmlInit_v2's failure is said" jqt "$T" "$H"'
 # ---- a failure that is not an allocation's: little free memory is blamed only for memory-like statuses
 same lowfree LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1000 CGTEST_CUDNN_CREATE_STATUS=4000
 check "lowfree: INTERNAL_ERROR with 24 MiB free: memory held by the other process, no event to point at" jqt "$T" "$H"'
-    | .status == 4000 and .likely_cause.kind == "memory_held_by_other_process" and .likely_cause.seq == null
-      and (.likely_cause.detail | startswith("less than 1 GiB of GPU memory free; pid 4242 holds 1048576000 bytes"))'
+    | .status == 4000 and .alloc_failure == null and .mem.free < 1073741824 and .others_bytes == 1048576000'
+check "lowfree: the report says handle_memory_held (less than 1 GiB free, pid 4242 holds most)" cause lowfree \
+    '.findings[0] | .rule == "handle_memory_held" and .seq == $seq and (.cause | contains("4242"))'
 same archfail LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1000 CGTEST_CUDNN_CREATE_STATUS=3007
 check "archfail: NOT_SUPPORTED_ARCH_MISMATCH is not put down to memory" jqt "$T" "$H"'
-    | .status_name == "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH" and .likely_cause.kind == "unknown"
-      and .reason == "injected by CGTEST_CUDNN_CREATE_STATUS"'
+    | .status_name == "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH" and .reason == "injected by CGTEST_CUDNN_CREATE_STATUS"'
+check "archfail: the report says handle_failed, not a memory cause" cause archfail '.findings[0].rule == "handle_failed"'
 same nodevice LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML CGTEST_NO_DEVICE=1 CGTEST_GPU_HELD_MB=1000
 check "nodevice: cuInit failed: driver_not_initialized, not memory" jqt "$T" "$H"'
-    | .status == 1001 and .driver == "not_initialized" and .device_count_status == "CUDA_ERROR_NOT_INITIALIZED"
-      and .likely_cause.kind == "driver_not_initialized"'
+    | .status == 1001 and .driver == "not_initialized" and .device_count_status == "CUDA_ERROR_NOT_INITIALIZED"'
+check "nodevice: the report names no memory cause" cause nodevice \
+    '[.findings[].rule] | (index("handle_memory_held") == null and index("handle_out_of_memory") == null)'
 
 # ---- cuDNN 8 numbering: 4 is INTERNAL_ERROR there; no cudnnGetLastErrorString
 same cudnn8 LD_LIBRARY_PATH=$D8:$RT:$DRV:$NVML CGTEST_GPU_HELD_MB=1020 CG_CUDNN=libcudnn.so.8
 check "cudnn8: status 4 named in cuDNN 8 numbering, reason null" jqt "$T" "$H"'
-    | .status == 4 and .status_name == "CUDNN_STATUS_INTERNAL_ERROR" and .reason == null
-      and .likely_cause.kind == "memory_held_by_other_process"'
+    | .status == 4 and .status_name == "CUDNN_STATUS_INTERNAL_ERROR" and .reason == null and .alloc_failure.during == true'
+check "cudnn8: the report says another process held the memory (alloc_memory_held)" cause cudnn8 \
+    '[.findings[].rule] | index("alloc_memory_held")'
 
 # ---- healthy: a create and a destroy, nothing else of this layer
 same healthy LD_LIBRARY_PATH=$D9:$RT:$DRV:$NVML
@@ -122,7 +137,8 @@ if [ -e "$LIB/libcudnn.so.9" ] && [ -e "$LIB/libcudart.so.13" ] && ! ldconfig -p
         (map(select(.ev=="dlopen" and .name=="libcuda.so.1" and .ok==false)) | .[0].seq) as $s | '"$H"'
         | .status == 1001 and .status_name == "CUDNN_STATUS_NOT_INITIALIZED"
           and .reason == "cudaGetDeviceCount(&count) != cudaSuccess"
-          and .likely_cause.kind == "no_driver" and .likely_cause.seq == $s and .driver == "not_loaded"'
+          and .driver_load_seq == $s and .driver == "not_loaded"'
+    check "real: the report says handle_no_driver" cause real '.findings[0] | .rule == "handle_no_driver" and .seq == $seq'
     check "real: cudaMalloc returns the real 35, recorded with its size" jqt "$T" '
         map(select(.ev=="alloc_failed")) | length == 6 and all(.[]; .fn == "cudaMalloc" and .status == 35
             and .status_name == "cudaErrorInsufficientDriver") and (map(.bytes) == [2048, 2048, 576, 576, 2048, 2048])'

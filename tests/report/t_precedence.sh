@@ -12,11 +12,14 @@ command -v "${CC:-cc}" >/dev/null || skip_all "no C compiler"
 [ -z "${CG_SANITIZED:-}" ] || skip_all "under ASan (the relinked CLI would need the sanitizer runtimes)"
 
 # first  second  trace (file or folder)
+# (two pairs left this list with issue 27, their rules no longer match one event:
+# handle_memory_held / handle_out_of_memory, one cause per failed create
+# (analysis/diagnose.c; tests/report/t_diagnosis.sh reads the old trace that
+# matched both), and cudnn_parts_split / cudnn_sublib_mismatch, told apart by the
+# verdict's `parts` (tests/report/t_cudnn_parts.sh, corpus x-partial-copy's expect))
 pairs=(
-    "handle_memory_held handle_out_of_memory $R/precedence/handle_memory_held--handle_out_of_memory.old.jsonl"
     "own_pool_took_memory alloc_failed $R/precedence/own_pool_took_memory--alloc_failed.old.jsonl"
     "lookup_workspace own_pool_took_memory $R/corpus/x-headline-legacy-lookup"
-    "cudnn_parts_split cudnn_sublib_mismatch $R/corpus/x-partial-copy"
     "cudnn_cuda_major_mismatch load_cuda_lib_failed $R/corpus/r28-cudnn-for-cuda12-on-cuda13"
     "alloc_memory_held alloc_failed $R/traces/alloc_memory_held.jsonl"
     "frameworks_share_gpu own_pool_took_memory $R/corpus/r14-tf-and-jax-one-process"

@@ -32,8 +32,12 @@ $(BUILD)/unit/test_nvversion: tests/unit/test_nvversion.c $(BUILD)/shim/loader/n
 $(BUILD)/unit/test_safedir: tests/unit/test_safedir.c $(BUILD)/shim/core/safedir.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
+# the one cuDNN version encoder, header-only (shim/cudnn_version.h)
+$(BUILD)/unit/test_cudnn_version: tests/unit/test_cudnn_version.c shim/cudnn_version.h | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ $<
+
 UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback $(BUILD)/unit/test_nvversion \
-              $(BUILD)/unit/test_safedir
+              $(BUILD)/unit/test_safedir $(BUILD)/unit/test_cudnn_version
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
 UNIT_PROGS += $(BUILD)/unit/check_cudefs $(BUILD)/unit/check_status
 endif

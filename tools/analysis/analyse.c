@@ -24,6 +24,7 @@ struct analysis *analyse(struct trace_set *s)
     a->nhosts = (int)json_object_size(hosts);
     json_decref(hosts);
     for (size_t i = 0; i < s->n; i++) {
+        diagnose_trace(&s->t[i]);
         summarise(a, i);
         apply_rules(a, i);
     }

@@ -85,6 +85,18 @@ void analysis_free(struct analysis *a);
 void judge_completeness(struct analysis *a);
 int analysis_incomplete(struct analysis *a);
 
+/* ---- diagnose.c: THE diagnosis of a process's facts (issue 27): verdicts
+ * derived from its lib events, cuDNN's parts told apart (one version from two
+ * folders, or two installs), the likely cause of failed creates and
+ * executions; added to its events before the rules run.  Also asked by
+ * doctor of the files on disk. */
+void diagnose_trace(struct trace *t);
+bool diag_driver_older(long long driver, long long runtime);   /* both known, driver < runtime */
+bool diag_parts_mixed(long long ver_a, long long ver_b, long long built_a, long long built_b);
+/* cuDNN files' versions and builds (<= 0: unknown): "one_version", "mixed" or "unknown" */
+const char *diag_parts(const long long *ver, const long long *built, size_t n);
+bool diag_low_free(long long free_bytes);                        /* known and under CG_LOW_FREE_BYTES */
+
 /* ---- findings.c: the rules applied to process ti, its findings added */
 void apply_rules(struct analysis *a, size_t ti);
 

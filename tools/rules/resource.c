@@ -16,8 +16,8 @@ bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     long long top;
     char *h = holders_text(ev, s->t[ti].pid, &top);
-    bool held = strcmp(jstr(ev, "likely_cause.kind", ""), "memory_held_by_other_process") == 0 ||
-                (*h && jint(ev, "mem.free", 1ll << 62) < 1024 * MIB && !jget(ev, "likely_cause.kind"));
+    /* the cause is analysis/diagnose.c's (or an older shim's likely_cause) */
+    bool held = strcmp(jstr(ev, "likely_cause.kind", ""), "memory_held_by_other_process") == 0;
     if (!held || !*h) {
         if (held)
             set_str(vars, "holders", "another process holds the memory");
@@ -38,9 +38,7 @@ bool m_handle_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 
 bool m_handle_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
-    bool oom = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0 ||
-               (!jget(ev, "likely_cause.kind") && strcmp(jstr(ev, "mem.source", "unknown"), "unknown") != 0 &&
-                jint(ev, "mem.free", 1ll << 62) < 512 * MIB);
+    bool oom = strcmp(jstr(ev, "likely_cause.kind", ""), "out_of_memory") == 0;
     if (!oom)
         return false;
     long long own = own_bytes(ev, s->t[ti].pid);

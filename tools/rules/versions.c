@@ -2,22 +2,7 @@
  * version, the copies that LD_LIBRARY_PATH shadowed, and one version of
  * cuDNN split over two folders. */
 #include "rules/match.h"
-
-/* libcudnn_graph.so.9.19.0 -> 91900, libcudnn_ops_infer.so.8.9.7 -> 8907 */
-static long long encode_dotted(const char *v)
-{
-    long long part[3] = {-1, -1, -1};
-    for (int i = 0; i < 3 && *v >= '0' && *v <= '9'; i++) {
-        part[i] = strtoll(v, (char **)&v, 10);
-        if (*v == '.')
-            v++;
-        else
-            break;
-    }
-    if (part[0] < 7 || part[1] < 0 || part[2] < 0 || part[1] > 99 || part[2] > 99)
-        return -1;
-    return part[0] >= 9 ? part[0] * 10000 + part[1] * 100 + part[2] : part[0] * 1000 + part[1] * 100 + part[2];
-}
+#include "cudnn_version.h" /* the one encoder, the shim's too */
 
 /* cuDNN's dispatcher probes "<part>.so.<major>.<minor>.<patch>" of its own
  * version before "<part>.so.<major>": the names it asked say which version
@@ -30,14 +15,14 @@ long long cudnn_version_from_probes(struct trace *t, const char *caller)
             continue;
         const char *name = base_name(jstr(e, "name", ""));
         const char *so = strncmp(name, "libcudnn", 8) == 0 ? strstr(name, ".so.") : NULL;
-        long long v = so ? encode_dotted(so + 4) : -1;
+        long long v = so ? cg_cudnn_version_parse(so + 4) : -1;
         if (v > 0)
             return v;
         json_t *probes = jget(e, "benign_probes");
         for (size_t k = 0; k < json_array_size(probes); k++) {
             const char *pn = base_name(json_string_value(json_array_get(probes, k)));
             so = pn && strncmp(pn, "libcudnn", 8) == 0 ? strstr(pn, ".so.") : NULL;
-            v = so ? encode_dotted(so + 4) : -1;
+            v = so ? cg_cudnn_version_parse(so + 4) : -1;
             if (v > 0)
                 return v;
         }
@@ -51,7 +36,7 @@ long long cudnn_file_version(struct trace *t, const char *path)
     long long v = jint(l, "version", -1);
     if (v > 0)
         return v;
-    if (l && (v = encode_dotted(jstr(l, "file_version", ""))) > 0)
+    if (l && (v = cg_cudnn_version_parse(jstr(l, "file_version", ""))) > 0)
         return v;
     return cudnn_version_from_probes(t, path);
 }
@@ -109,7 +94,11 @@ static void collect_parts(struct trace *t, struct part_dirs *p)
             continue;
         const char *path = jstr(e, "path", "?");
         char d[4096];
-        dir_name(path, d, sizeof d);
+        /* the folder the file really is in, where a link led elsewhere */
+        if (jget(e, "real_dir"))
+            snprintf(d, sizeof d, "%s", jstr(e, "real_dir", ""));
+        else
+            dir_name(path, d, sizeof d);
         int k = 0;
         while (k < p->ndirs && strcmp(p->dir[k], d) != 0)
             k++;
@@ -122,12 +111,12 @@ static void collect_parts(struct trace *t, struct part_dirs *p)
             p->ndirs++;
         }
         sb_printf(&p->names[k], "%s%s", p->names[k].len ? ", " : "", base_name(path));
+        /* a part whose version is not known tells nothing (whether the
+         * versions differ is diagnose.c's: the verdict's `parts`) */
         long long v = cudnn_file_version(t, path);
-        if (v <= 0)
-            p->same = false;
-        else if (p->ver < 0)
+        if (v > 0 && p->ver < 0)
             p->ver = v;
-        else if (v != p->ver)
+        else if (v > 0 && v != p->ver)
             p->same = false;
     }
 }
@@ -138,6 +127,8 @@ bool m_parts_split(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     struct trace *t = &s->t[ti];
     struct part_dirs p;
     collect_parts(t, &p);
+    /* one version (the pattern's parts=one_version, analysis/diagnose.c)
+     * in exactly two folders: the texts name both */
     bool ok = p.ndirs == 2 && p.same && p.ver > 0;
     if (ok) {
         /* the partial copy: the folder LD_LIBRARY_PATH put first, else the dispatcher's */

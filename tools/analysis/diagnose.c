@@ -1,0 +1,400 @@
+/* diagnose.c - THE diagnosis of one process's facts, in one place (issue
+ * 27).  The shim records facts (the libraries' paths, inodes, versions and
+ * builds, the statuses, free and total memory, who holds it); what they mean
+ * is said here, once, for every command: report and inspect (through
+ * analyse), check() (which runs those two), doctor (the same questions of
+ * the files on disk: diag_parts_mixed, diag_driver_older).
+ *
+ * For each process, before the rules run:
+ *  - the compatibility verdicts of its lib events (two copies of a cuDNN
+ *    file, a part from another folder or of another version than its
+ *    dispatcher, cuDNN built for another CUDA major, a driver older than the
+ *    runtime), added as `verdict` events after the lib event that makes them
+ *    true; a kind the trace already holds (written by an older shim) is read
+ *    as it is, not derived again;
+ *  - each `cudnn_sublib_mismatch` verdict told apart: one cuDNN version from
+ *    two folders (`parts` "one_version": a warning) or parts of two versions
+ *    or builds (`parts` "mixed": an error);
+ *  - the likely cause of a failed cudnnCreate, context creation or graph
+ *    execution (`likely_cause`), unless an older shim wrote it.
+ * The rules (rules.def) read these as they read the facts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "thresholds.h"
+
+/* ---- the numbers the diagnosis uses, and why.  LOW_FREE_BYTES is the
+ * shim's fallback trigger too (shim/thresholds.h says why 1 GiB). */
+#define LOW_FREE_BYTES CG_LOW_FREE_BYTES
+/* Another process's memory is the cause when it holds at least half of what
+ * is in use on the GPU (the rest: this process, the driver's own). */
+#define HELD_SHARE_DIVISOR 2
+
+static bool is_ev(json_t *e, const char *name) { return strcmp(jstr(e, "ev", ""), name) == 0; }
+
+bool diag_driver_older(long long driver, long long runtime) { return driver > 0 && runtime > 0 && driver < runtime; }
+
+/* two cuDNN files are parts of different installs when their versions
+ * differ, or their builds (the CUDA they were built for); unknown (<= 0)
+ * tells nothing */
+bool diag_parts_mixed(long long ver_a, long long ver_b, long long built_a, long long built_b)
+{
+    return (ver_a > 0 && ver_b > 0 && ver_a != ver_b) || (built_a > 0 && built_b > 0 && built_a != built_b);
+}
+
+/* cuDNN's files of one process (or one load, doctor's): "mixed" when two
+ * differ in version or build, "one_version" when those whose version is
+ * known agree, "unknown" when none is known.  A part of unknown version
+ * makes no error: it may be a partial copy of the same version (issue 27
+ * item 6), and cuDNN 9 itself refuses parts of another version
+ * (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH). */
+const char *diag_parts(const long long *ver, const long long *built, size_t n)
+{
+    long long v0 = -1, b0 = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (diag_parts_mixed(v0, ver[i], b0, built[i]))
+            return "mixed";
+        if (ver[i] > 0)
+            v0 = ver[i];
+        if (built[i] > 0)
+            b0 = built[i];
+    }
+    return v0 > 0 ? "one_version" : "unknown";
+}
+
+bool diag_low_free(long long free_bytes) { return free_bytes >= 0 && free_bytes < LOW_FREE_BYTES; }
+
+/* ---- the libraries' verdicts */
+enum { V_COPIES, V_SUBLIB, V_MAJOR, V_DRIVER, V_KINDS };
+static const char *const verdict_kind[V_KINDS] = {"cudnn_multiple_copies", "cudnn_sublib_mismatch",
+                                                  "cudnn_cuda_major_mismatch", "driver_older_than_runtime"};
+
+#define MAX_DISP 4
+#define MAX_SUB 64
+struct libs_seen {
+    json_t *disp[MAX_DISP], *sub[MAX_SUB], *cudart, *driver;
+    int ndisp, nsub;
+};
+
+static bool is_dispatcher(json_t *lib) { return strncmp(jstr(lib, "soname", ""), "libcudnn.so", 11) == 0; }
+
+/* the folder the file really is in: the shim's real_dir where a link led
+ * elsewhere, else the path's */
+static const char *lib_dir(json_t *lib, char *buf, size_t n)
+{
+    const char *real = jstr(lib, "real_dir", NULL);
+    if (real) {
+        snprintf(buf, n, "%s", real);
+        return buf;
+    }
+    return dir_name(jstr(lib, "path", ""), buf, n);
+}
+
+static void see_lib(struct libs_seen *c, json_t *lib)
+{
+    const char *fam = jstr(lib, "family", "");
+    if (strcmp(fam, "cudnn") == 0) {
+        if (is_dispatcher(lib)) {
+            if (c->ndisp < MAX_DISP)
+                c->disp[c->ndisp++] = lib;
+        } else if (c->nsub < MAX_SUB) {
+            c->sub[c->nsub++] = lib;
+        }
+    } else if (strcmp(fam, "cudart") == 0 && !c->cudart) {
+        c->cudart = lib;
+    } else if (strcmp(fam, "driver") == 0 && !c->driver) {
+        c->driver = lib;
+    }
+}
+
+static json_t *verdict_after(json_t *lib, int kind, const char *detail)
+{
+    json_t *v = json_pack("{s:s, s:I, s:f, s:I, s:I, s:s, s:s, s:s, s:b}", "ev", "verdict", "seq",
+                          (json_int_t)jint(lib, "seq", -1), "t", jnum(lib, "t", 0), "pid",
+                          (json_int_t)jint(lib, "pid", -1), "tid", (json_int_t)jint(lib, "tid", -1), "kind",
+                          verdict_kind[kind], "detail", detail, "when", "load", "derived", true);
+    return v;
+}
+
+static bool same_file(json_t *a, json_t *b)
+{
+    return strcmp(jstr(a, "soname", "a"), jstr(b, "soname", "b")) == 0 &&
+           jint(a, "inode", 0) != jint(b, "inode", 0);
+}
+
+static json_t *copies_verdict(json_t *lib, struct libs_seen *c)
+{
+    json_t *const *set[2] = {c->disp, c->sub};
+    int n[2] = {c->ndisp, c->nsub};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < n[s]; i++)
+            for (int j = i + 1; j < n[s]; j++)
+                if (same_file(set[s][i], set[s][j])) {
+                    json_t *v = verdict_after(lib, V_COPIES, s ? "two different files of one cuDNN sub-library are "
+                                                                 "mapped"
+                                                               : "two different files of one libcudnn soname are "
+                                                                 "mapped in this process");
+                    json_object_set_new(v, "path_a", json_string(jstr(set[s][i], "path", "?")));
+                    json_object_set_new(v, "path_b", json_string(jstr(set[s][j], "path", "?")));
+                    return v;
+                }
+    return NULL;
+}
+
+/* a part from another folder than its (one) dispatcher, or of another
+ * version than the dispatcher's own (its file's name or wheel: the shim never
+ * asks the dispatcher) or than the parts before it */
+static json_t *sublib_verdict(json_t *lib, struct libs_seen *c)
+{
+    if (c->ndisp != 1)
+        return NULL;
+    char dd[4096], sd[4096];
+    lib_dir(c->disp[0], dd, sizeof dd);
+    long long v0 = jint(c->disp[0], "version", -1);
+    for (int i = 0; i < c->nsub; i++) {
+        long long v = jint(c->sub[i], "version", -1);
+        bool other_dir = strcmp(lib_dir(c->sub[i], sd, sizeof sd), dd) != 0;
+        if (!other_dir && v > 0 && v0 < 0)
+            v0 = v;
+        if (other_dir || (v > 0 && v != v0)) {
+            json_t *r = verdict_after(lib, V_SUBLIB, other_dir ? "a cuDNN sub-library was loaded from another "
+                                                                 "directory than libcudnn.so itself (LD_LIBRARY_PATH "
+                                                                 "is searched before cuDNN's own RUNPATH)"
+                                                               : "cuDNN sub-libraries of different versions are "
+                                                                 "mapped");
+            json_object_set_new(r, "dispatcher", json_string(jstr(c->disp[0], "path", "?")));
+            json_object_set_new(r, "sublib", json_string(jstr(c->sub[i], "path", "?")));
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static json_t *major_verdict(json_t *lib, struct libs_seen *c)
+{
+    long long built = -1, rt = jint(c->cudart, "version", -1);
+    for (int i = 0; i < c->nsub; i++)
+        if (jint(c->sub[i], "cuda_built_for", -1) > 0)
+            built = jint(c->sub[i], "cuda_built_for", -1);
+    if (built <= 0 || rt <= 0 || built / 1000 == rt / 1000)
+        return NULL;
+    json_t *v = verdict_after(lib, V_MAJOR, "cuDNN was built for another CUDA major version than the runtime loaded");
+    json_object_set_new(v, "cudnn_built_for", json_integer(built));
+    json_object_set_new(v, "cudart_version", json_integer(rt));
+    return v;
+}
+
+static json_t *driver_verdict(json_t *lib, struct libs_seen *c)
+{
+    long long dv = jint(c->driver, "version", -1), rt = jint(c->cudart, "version", -1);
+    if (!c->driver || !c->cudart || !diag_driver_older(dv, rt))
+        return NULL;
+    json_t *v = verdict_after(lib, V_DRIVER, "the CUDA driver is older than the CUDA runtime this process loaded");
+    json_object_set_new(v, "driver_version", json_integer(dv));
+    json_object_set_new(v, "runtime_version", json_integer(rt));
+    return v;
+}
+
+static json_t *(*const verdict_of[V_KINDS])(json_t *, struct libs_seen *) = {copies_verdict, sublib_verdict,
+                                                                             major_verdict, driver_verdict};
+
+static void derive_verdicts(struct trace *t)
+{
+    bool said[V_KINDS] = {false};
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        for (int k = 0; k < V_KINDS; k++)
+            if (is_ev(e, "verdict") && strcmp(jstr(e, "kind", ""), verdict_kind[k]) == 0)
+                said[k] = true; /* an older shim's: read as it is */
+    }
+    struct libs_seen c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "lib"))
+            continue;
+        see_lib(&c, e);
+        for (int k = 0; k < V_KINDS; k++) {
+            json_t *v = said[k] ? NULL : verdict_of[k](e, &c);
+            if (v) {
+                said[k] = true;
+                if (json_array_insert_new(t->events, i + 1, v) == 0)
+                    i++;
+            }
+        }
+    }
+}
+
+/* one cuDNN version from two folders, or two installs mixed: over every
+ * cuDNN file of the process, their versions and builds */
+static const char *parts_of(struct trace *t)
+{
+    long long ver[256], built[256];
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(t->events) && n < 256; i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "lib") || strcmp(jstr(e, "family", ""), "cudnn") != 0)
+            continue;
+        ver[n] = cudnn_file_version(t, jstr(e, "path", ""));
+        built[n++] = jint(e, "cuda_built_for", -1);
+    }
+    return diag_parts(ver, built, n);
+}
+
+static void tell_parts(struct trace *t)
+{
+    const char *parts = NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "verdict") && strcmp(jstr(e, "kind", ""), "cudnn_sublib_mismatch") == 0) {
+            parts = parts ? parts : parts_of(t);
+            json_object_set_new(e, "parts", json_string(parts));
+        }
+    }
+}
+
+/* ---- the causes of failures */
+static json_t *cause_new(const char *kind, const char *detail)
+{
+    return json_pack("{s:s, s:s?, s:n}", "kind", kind, "detail", detail, "seq");
+}
+
+/* the largest holder that is not this process (the shim lists them largest first) */
+static json_t *top_other(json_t *ev, long long own_pid)
+{
+    json_t *h = jget(ev, "holders");
+    for (size_t i = 0; i < json_array_size(h); i++) {
+        json_t *x = json_array_get(h, i);
+        if (!jtrue(x, "self") && jint(x, "pid", -1) != own_pid && jint(x, "bytes", 0) > 0)
+            return x;
+    }
+    return NULL;
+}
+
+static long long others_bytes(json_t *ev, long long own_pid)
+{
+    if (jget(ev, "others_bytes"))
+        return jint(ev, "others_bytes", 0);
+    long long sum = 0;
+    json_t *h = jget(ev, "holders");
+    for (size_t i = 0; i < json_array_size(h); i++) {
+        json_t *x = json_array_get(h, i);
+        if (!jtrue(x, "self") && jint(x, "pid", -1) != own_pid)
+            sum += jint(x, "bytes", 0);
+    }
+    return sum;
+}
+
+/* short of memory: another process's, or none left */
+static json_t *memory_cause(json_t *ev, long long own_pid)
+{
+    long long fr = jint(ev, "mem.free", -1), total = jint(ev, "mem.total", -1);
+    bool known = fr >= 0 && total > 0;
+    json_t *top = top_other(ev, own_pid);
+    if (top && (!known || others_bytes(ev, own_pid) * HELD_SHARE_DIVISOR >= total - fr)) {
+        json_t *c = cause_new("memory_held_by_other_process", NULL);
+        json_object_set_new(c, "pid", json_integer(jint(top, "pid", -1)));
+        return c;
+    }
+    return cause_new("out_of_memory", NULL);
+}
+
+static bool name_starts(json_t *ev, const char *prefix)
+{
+    return strncmp(jstr(ev, "status_name", ""), prefix, strlen(prefix)) == 0;
+}
+
+/* the failed libcuda.so load the handle's "no driver" points at */
+static long long driver_load_seq(struct trace *t, json_t *ev)
+{
+    if (jget(ev, "driver_load_seq"))
+        return jint(ev, "driver_load_seq", -1);
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "dlopen") && !jtrue(e, "ok") && strncmp(base_name(jstr(e, "name", "")), "libcuda.so", 10) == 0)
+            return jint(e, "seq", -1);
+    }
+    return -1;
+}
+
+static json_t *create_cause(struct trace *t, json_t *ev)
+{
+    const char *drv = jstr(ev, "driver", "");
+    if (name_starts(ev, "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED") ||
+        name_starts(ev, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"))
+        return cause_new("cudnn_library", "cuDNN could not load or match its own sub-libraries");
+    if (strcmp(drv, "not_loaded") == 0) {
+        long long seq = driver_load_seq(t, ev);
+        json_t *c = cause_new("no_driver", seq >= 0 ? "libcuda.so.1 (the NVIDIA driver) could not be loaded"
+                                                    : "libcuda.so.1 (the NVIDIA driver) is not loaded in this "
+                                                      "process");
+        if (seq >= 0)
+            json_object_set_new(c, "seq", json_integer(seq));
+        return c;
+    }
+    if (strcmp(drv, "no_device") == 0)
+        return cause_new("no_device", "the driver sees no CUDA device");
+    if (strcmp(drv, "not_initialized") == 0)
+        return cause_new("driver_not_initialized", "libcuda.so.1 is loaded but cuInit has not succeeded");
+    json_t *af = jget(ev, "alloc_failure");
+    if (af) {
+        json_t *c = memory_cause(ev, t->pid);
+        json_object_set(c, "seq", jget(af, "seq") ? jget(af, "seq") : json_null());
+        return c;
+    }
+    /* a parameter the call refused or a feature the GPU lacks is no memory problem */
+    if (diag_low_free(jint(ev, "mem.free", -1)) && jint(ev, "mem.total", -1) > 0 &&
+        !name_starts(ev, "CUDNN_STATUS_BAD_PARAM") && !name_starts(ev, "CUDNN_STATUS_NOT_SUPPORTED"))
+        return memory_cause(ev, t->pid);
+    return cause_new("unknown", NULL);
+}
+
+static json_t *context_cause(struct trace *t, json_t *ev)
+{
+    if (jint(ev, "status", 0) != 2) /* CUDA_ERROR_OUT_OF_MEMORY */
+        return NULL;
+    json_t *top = top_other(ev, t->pid);
+    json_t *c = cause_new(top ? "memory_held_by_other_process" : "out_of_memory", NULL);
+    if (top)
+        json_object_set_new(c, "pid", json_integer(jint(top, "pid", -1)));
+    return c;
+}
+
+static json_t *exec_cause(json_t *ev)
+{
+    long long ws = jint(ev, "workspace", -1), fr = jint(ev, "mem.free", -1);
+    json_t *given = jget(ev, "workspace_given");
+    if (ws > 0 && json_is_boolean(given) && !json_is_true(given))
+        return cause_new("workspace_missing", "the plan needs a workspace and the variant pack gave none");
+    if (ws > 0 && fr >= 0 && ws > fr)
+        return cause_new("out_of_memory", "the plan needs more workspace than was free");
+    if (strcmp(jstr(ev, "status_name", ""), "CUDNN_STATUS_ALLOC_FAILED") == 0 ||
+        strcmp(jstr(ev, "status_name", ""), "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED") == 0)
+        return cause_new("out_of_memory", "cuDNN could not allocate GPU memory while running the plan");
+    return cause_new("unknown", NULL);
+}
+
+static void tell_causes(struct trace *t)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i), *c = NULL;
+        if (jget(e, "likely_cause"))
+            continue; /* an older shim's: read as it is */
+        if (is_ev(e, "cudnn_handle") && json_is_false(jget(e, "ok")) && strcmp(jstr(e, "fn", ""), "cudnnCreate") == 0)
+            c = create_cause(t, e);
+        else if (is_ev(e, "context_failed"))
+            c = context_cause(t, e);
+        else if (is_ev(e, "graph_exec_failed"))
+            c = exec_cause(e);
+        if (c)
+            json_object_set_new(e, "likely_cause", c);
+    }
+}
+
+void diagnose_trace(struct trace *t)
+{
+    derive_verdicts(t);
+    tell_parts(t);
+    tell_causes(t);
+}
