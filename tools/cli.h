@@ -26,8 +26,11 @@ json_t *child_nvml(const char *unused);
 
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);
-/* runs argv with the shim preloaded; returns the exit status (128+sig) */
-struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; bool capture; /* relay.c */ };
+/* runs argv with the shim preloaded; returns the exit status (128+sig).
+ * status: where the wait status goes, and signals after the program's end
+ * end convguard as the program ended (NULL: the handlers as they were) */
+struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; bool capture; /* relay.c */
+                  int *status; };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
  * there are problems or `force`; returns the number of problems, -1 (and says

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "relay.h"
+#include "run_signals.h"
 
 #define CHUNK (1u << 20) /* one read; a pipe is made this large where the kernel allows */
 
@@ -372,7 +373,7 @@ static void hand_over(struct relay *r, struct pty_state *ps)
     if (f == 0) {
         setsid(); /* out of the terminal's job control: it outlives the job */
         prctl(PR_SET_NAME, "convguard-fwd", 0, 0, 0);
-        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGWINCH};
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGCHLD, SIGWINCH};
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
             signal(sigs[i], SIG_DFL);
         char *buf = malloc(CHUNK / 8);
@@ -492,45 +493,69 @@ static void take_output(struct relay *r, struct pty_state *ps, char *tmp, bool e
         nap_ms(1);
 }
 
-int relay_wait(struct relay *r, pid_t pid)
+/* poll, with the signal records' deadline; their records read and decided */
+static int poll_signals(struct pollfd *pf, int n, int timeout, struct run_signals *g, bool alive)
+{
+    pf[n] = (struct pollfd){g ? runsig_fd(g) : -1, POLLIN, 0};
+    int due = g && g->nq ? runsig_step(g, alive) : -1; /* only while one waits: no syscall per read */
+    if (due >= 0 && (timeout < 0 || due < timeout))
+        timeout = due;
+    int k = poll(pf, (nfds_t)n + 1, timeout);
+    if (g && k > 0 && pf[n].revents)
+        runsig_step(g, alive);
+    return k;
+}
+
+/* the program reaped (its status in *st) or gone */
+static bool reaped(pid_t pid, int *st)
+{
+    pid_t w = waitpid(pid, st, WNOHANG);
+    return w == pid || (w < 0 && errno == ECHILD);
+}
+
+static void drain(int fd)
+{
+    char b[64];
+    while (fd >= 0 && read(fd, b, sizeof b) > 0)
+        ;
+}
+
+/* nothing to pass on (no capture, or a file read back at the end): wait, and
+ * decide the signals meanwhile */
+static int wait_only(pid_t pid, struct relay_signals *rs, struct run_signals *g)
 {
     int st = 0;
-    if (r->mode == RELAY_OFF || r->mode == RELAY_FILE) {
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        if (r->mode == RELAY_FILE)
-            read_file_back(r);
-        return st;
+    while (!reaped(pid, &st)) {
+        struct pollfd pf[2] = {{rs->sp[0], POLLIN, 0}};
+        poll_signals(pf, 1, rs->sp[0] < 0 ? 100 : -1, g, true);
+        drain(rs->sp[0]);
     }
-    close(r->child_fd);
-    r->child_fd = -1;
-    struct relay_signals rs;
-    signals_on(&rs);
+    return st;
+}
+
+static int pass_through(struct relay *r, pid_t pid, struct relay_signals *rs, struct run_signals *g)
+{
     static char tmp[CHUNK / 8]; /* pty reads and what is left of them after the \r\n undo */
     struct pty_state ps = {false, false, 0};
     bool exited = false;
     double quiet_since = 0, exited_at = 0;
+    int st = 0;
     for (;;) {
-        if (!exited) {
-            pid_t w = waitpid(pid, &st, WNOHANG);
-            if (w == pid || (w < 0 && errno == ECHILD)) {
-                exited = true;
-                exited_at = quiet_since = mono_ms();
-            }
+        if (!exited && reaped(pid, &st)) {
+            exited = true;
+            exited_at = quiet_since = mono_ms();
         }
         if (exited && r->read_fd < 0)
             break;
-        struct pollfd pf[2] = {{rs.sp[0], POLLIN, 0}, {r->read_fd, POLLIN, 0}};
+        struct pollfd pf[3] = {{rs->sp[0], POLLIN, 0}, {r->read_fd, POLLIN, 0}};
         /* after the exit: 50 ms without output means whoever holds the pipe is
          * not the program; its output is passed on by the forwarder */
-        int k = poll(pf, r->read_fd >= 0 ? 2 : 1, exited ? 50 : (rs.sp[0] < 0 ? 100 : -1));
+        int k = poll_signals(pf, r->read_fd >= 0 ? 2 : 1, exited ? 50 : (rs->sp[0] < 0 ? 100 : -1), exited ? NULL : g,
+                             true);
         if (k < 0 && errno != EINTR)
             break;
-        if (k > 0 && (pf[0].revents & POLLIN)) {
-            char b[64];
-            while (read(rs.sp[0], b, sizeof b) > 0)
-                ;
-        }
+        if (k > 0 && (pf[0].revents & POLLIN))
+            drain(rs->sp[0]);
         pass_winch(r);
         if (k > 0 && r->read_fd >= 0 && pf[1].revents) {
             take_output(r, &ps, tmp, exited, exited_at, &quiet_since);
@@ -539,6 +564,21 @@ int relay_wait(struct relay *r, pid_t pid)
         if (exited && r->read_fd >= 0 && mono_ms() - quiet_since >= 50)
             hand_over(r, &ps);
     }
+    return st;
+}
+
+int relay_wait(struct relay *r, pid_t pid, struct run_signals *g)
+{
+    struct relay_signals rs;
+    signals_on(&rs);
+    bool relaying = r->mode == RELAY_PIPE || r->mode == RELAY_PTY;
+    if (relaying) {
+        close(r->child_fd);
+        r->child_fd = -1;
+    }
+    int st = relaying ? pass_through(r, pid, &rs, g) : wait_only(pid, &rs, g);
+    if (r->mode == RELAY_FILE)
+        read_file_back(r);
     signals_off(&rs);
     return st;
 }

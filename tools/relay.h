@@ -33,7 +33,9 @@ void relay_setup(struct relay *r, bool wanted);
 void relay_child(struct relay *r);
 /* In the parent: passes the output through until the program has exited and
  * what it left buffered is drained; returns its wait status. */
-int relay_wait(struct relay *r, pid_t pid);
+struct run_signals;
+/* ... g (NULL: none) decides the signals to convguard meanwhile (run_signals.h) */
+int relay_wait(struct relay *r, pid_t pid, struct run_signals *g);
 /* Writes <dir>/<host>-<pid>.stderr; returns its path (malloc'd) or NULL. */
 char *relay_save(struct relay *r, const char *dir, pid_t child, double started, double ended, int status);
 void relay_free(struct relay *r);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "relay.h"
+#include "run_signals.h"
 #include "cli.h"
 #include "core/safedir.h"
 
@@ -42,18 +43,6 @@ char *find_shim(void)
 }
 
 #define NO_SHIM "libconvguard.so is neither next to this program nor in ../lib (set CONVGUARD_SHIM=/path/to/libconvguard.so)"
-
-static volatile pid_t child_pid;
-
-/* A signal sent to convguard alone (kill, a batch system) goes on to the
- * program.  One the terminal sent (Ctrl-C: si_code SI_KERNEL) already
- * reached the whole foreground group, the program included: not twice. */
-static void forward(int sig, siginfo_t *si, void *uc)
-{
-    (void)uc;
-    if (child_pid > 0 && si->si_code != SI_KERNEL)
-        kill(child_pid, sig);
-}
 
 /* DIR checked and made (its last folder only) by the shim's own rule
  * (shim/core/safedir.c); its absolute, resolved path, or NULL with the
@@ -145,6 +134,7 @@ static _Noreturn void exec_traced(const struct run_opts *o, char **argv, const c
                                   const sigset_t *mask)
 {
     sigprocmask(SIG_SETMASK, mask, NULL);
+    runsig_child();
     relay_child(rl);
     if (pre) { /* untraced (no trace folder, no shim): the environment as it was */
         setenv("LD_PRELOAD", pre, 1);
@@ -172,40 +162,34 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     }
     const char *old = getenv("LD_PRELOAD");
     char *pre = !shim ? NULL : old && *old ? xasprintf("%s:%s", shim, old) : xstrdup(shim);
-    struct sigaction sa = {0}, saved[4];
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    sa.sa_sigaction = forward;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
     struct relay rl;
     relay_setup(&rl, o->capture);
     /* Blocked until the handlers are in place: a signal sent to convguard just
      * after the fork (the program already running) waits and is passed on,
      * instead of killing convguard and leaving the program behind. */
     sigset_t fwd, mask;
-    sigemptyset(&fwd);
-    for (size_t i = 0; i < 4; i++)
-        sigaddset(&fwd, sigs[i]);
+    runsig_mask(&fwd);
     sigprocmask(SIG_BLOCK, &fwd, &mask);
+    struct run_signals sg;
+    runsig_start(&sg, argv); /* before the program: a group's signal finds it there */
     *started = now_wall();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         perror("convguard: fork");
+        runsig_stop(&sg, 127 << 8, false);
         sigprocmask(SIG_SETMASK, &mask, NULL);
         relay_free(&rl);
         return 127;
     }
     if (pid == 0)
         exec_traced(o, argv, pre, &rl, &mask);
-    child_pid = pid;
-    for (size_t i = 0; i < 4; i++)
-        sigaction(sigs[i], &sa, &saved[i]);
+    runsig_attach(&sg, pid);
     sigprocmask(SIG_SETMASK, &mask, NULL);
-    int st = relay_wait(&rl, pid); /* passes stderr through while it waits */
-    child_pid = 0;
-    for (size_t i = 0; i < 4; i++)
-        sigaction(sigs[i], &saved[i], NULL);
+    int st = relay_wait(&rl, pid, &sg); /* passes stderr through and the signals on while it waits */
+    runsig_stop(&sg, st, o->status != NULL);
+    if (o->status)
+        *o->status = st;
     free(pre);
     free(shim);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
@@ -234,7 +218,7 @@ static int usage(FILE *o, int rc)
                "  CMD's stderr passes through unchanged; its last 256 KiB are kept in D/<host>-<pid>.stderr for the\n"
                "  report to quote (--no-capture: not kept).\n"
                "  Prints the report of this run's traces when CMD fails or a trace shows a problem.\n"
-               "  Exit status: CMD's (128+signal when it was killed).\n");
+               "  Exit status: CMD's; killed by a signal: convguard dies of the same signal.\n");
     return rc;
 }
 
@@ -246,7 +230,8 @@ int cmd_run(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'}, {"no-capture", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
-    int c;
+    int c, st = 0;
+    runsig_ignore_sigpipe(); /* a closed stderr fails our writes, never ends us (the program gets it back) */
     optind = 1;
     while ((c = getopt_long(argc, argv, "+fd:w:r:qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -279,6 +264,7 @@ int cmd_run(int argc, char **argv)
     o.dir = abs;
     o.capture &= abs != NULL;
     double started = 0;
+    o.status = &st;
     int rc = run_traced(&o, argv + optind, &started);
     if (rc == 127 && !started) {
         free(abs);
@@ -296,5 +282,9 @@ int cmd_run(int argc, char **argv)
     if (problems == 0 && rc == 0 && !o.quiet)
         fprintf(stderr, "convguard: no problem found (traces in %s)\n", o.dir);
     free(abs);
+    if (WIFSIGNALED(st)) { /* its parent sees what it would have seen: death by that signal */
+        fflush(NULL);
+        runsig_end_as(st);
+    }
     return rc;
 }

@@ -10,6 +10,8 @@
  *                 2 s later; the program itself exits 0 at once
  *   kill SIG      dies of signal SIG
  *   trap          waits (5 s at most) for SIGINT/SIGTERM, counts them, exits 5
+ *   count SIG     the same for signal number SIG (written "got N" on stdout), exits 5;
+ *                 its pid on stdout first
  * PROBE_DLOPEN=FILE: dlopen()s FILE first (a stand-in libcudart.so.13), so that the
  * shim writes a trace file and `convguard run` keeps the capture beside it. */
 #include <dlfcn.h>
@@ -51,7 +53,12 @@ static void size_line(void)
     fflush(stdout);
 }
 
-static volatile sig_atomic_t got_int, got_term, got_winch;
+static volatile sig_atomic_t got_int, got_term, got_winch, got_count;
+static void on_count(int s)
+{
+    (void)s;
+    got_count++;
+}
 static void on_sig(int s)
 {
     if (s == SIGINT)
@@ -171,6 +178,18 @@ int main(int argc, char **argv)
         say_err(b);
         return 5;
     }
-    fprintf(stderr, "usage: stderr_probe tty|winch|bytes FILE|spew N [K]|close|daemon|kill SIG|trap\n");
+    if (!strcmp(mode, "count") && argc > 2) {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_count; /* no SA_RESTART, no mask: each copy counts */
+        sigaction(atoi(argv[2]), &sa, NULL);
+        printf("pid %d\nready\n", (int)getpid());
+        fflush(stdout);
+        for (int i = 0; i < 500 && !got_count; i++)
+            sleep_ms(10);
+        sleep_ms(400); /* a second copy would arrive now */
+        printf("got %d\n", (int)got_count);
+        return 5;
+    }
+    fprintf(stderr, "usage: stderr_probe tty|winch|bytes FILE|spew N [K]|close|daemon|kill SIG|trap|count SIG\n");
     return 2;
 }
