@@ -762,8 +762,10 @@ PYEOF
         for v in "cudnn,dlopen,dlsym 16 250 dl" "cudnn,dlopen,dlsym 16 250 hooked" "dlopen,dlsym 8 100 exec"; do
             p=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} timeout 300 build/robust/prog_forkstress $v 2>&1 | tail -1)
             q=$(CG_CUDNN=${CUDNN:-libcudnn.so.9} CONVGUARD_QUIET=1 CONVGUARD_MAX_MB=4 CONVGUARD_DIR=$OUT/forkstress \
-                LD_PRELOAD=$SHIM timeout 300 build/robust/prog_forkstress $v 2>&1 | grep -v '^convguard:' | tail -1)
+                LD_PRELOAD=$SHIM timeout 300 build/robust/prog_forkstress $v 2>"$OUT/forkstress.err" | tail -1)
             echo "-- prog_forkstress $v (real driver, ${CUDNN:-libcudnn.so.9}): without: $p; with: $q"
+            # a bad child's exit status or signal (child_hooked's codes: tests/robust/prog_forkstress.c)
+            grep -m3 '^prog_forkstress: child' "$OUT/forkstress.err" | sed 's/^/   /'
         done
         ;;
     stubs)
