@@ -124,7 +124,7 @@ CASES = {
         "UserWarning: --------------------------------------------------------------------------------",
         "  CuPy may not function correctly because multiple CuPy packages are installed",
         "  in your environment:", "    cupy, cupy-cuda12x"],
-        "install the same files over each other", "pip uninstall <each>"),
+        "install the same files over each other", "conda uninstall cupy"),
     "nvrtc_builtins": ("torch", tb("RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.") + [
         "  Make sure that libnvrtc-builtins.so.11.1 is installed correctly."],
         "not libnvrtc-builtins.so of its own CUDA version", "nvidia-cuda-nvrtc-cu12"),
