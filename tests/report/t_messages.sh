@@ -73,9 +73,10 @@ mkcase "$B" \
     "2024-01-02 10:00:00.100000: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT" \
     "2024-01-02 10:00:00.200000: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory" \
     "2024-01-02 10:00:00.300000: I external/local_xla/xla/stream_executor/cuda/cuda_executor.cc:901] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero." \
-    "2024-01-02 10:00:00.400000: W tensorflow/core/common_runtime/bfc_allocator.cc:290] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.26GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available."
+    "2024-01-02 10:00:00.400000: W tensorflow/core/common_runtime/bfc_allocator.cc:290] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.26GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available." \
+    "/v/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)"
 "$CG" report --json "$B" >"$WORK/b.json"
-check "benign lines: no finding (TensorRT's libnvinfer is not 'a CUDA library did not load')" \
+check "benign lines: no finding (TensorRT's libnvinfer is not 'a CUDA library did not load', cuDNN's skipped plans are not CUDNN_STATUS_ errors)" \
     jq -e '.findings | length == 0' "$WORK/b.json"
 check "benign lines: none is quoted" jq -e '[.processes[0].captured.lines[]?] | length == 0' "$WORK/b.json"
 mkcase "$WORK/benign2" \
@@ -130,6 +131,17 @@ pairs=(
     "nccl_duplicate_gpu nccl_invalid_usage p-nccl-duplicate-gpu"
     "cuda_no_device tf_cuinit p-cuda-no-device-name"
     "tf_nvinfer_missing tf_load_dso -"
+    "torch_plan_failed cudnn_status -"
+    "tf_cupti_missing tf_load_dso p-tf-cupti-missing"
+    "cuda_peer_access nccl_cuda_failure p-cuda-peer-access"
+    "cublas_invalid_value cublas_status p-cublas-invalid-value"
+    "torch_expandable_not_supported cuda_not_supported p-torch-expandable-not-supported"
+    "cuda_not_supported cuda_driver_error p-cuda-not-supported"
+    "cuda_invalid_ordinal cuda_error p-cuda-invalid-ordinal"
+    "cuda_ecc cuda_error p-cuda-ecc"
+    "cuda_launch_timeout cuda_error p-cuda-launch-timeout"
+    "triton_invalid_image triton_cuda_error p-triton-invalid-image"
+    "triton_ptxas_gpu_name triton_ptx_codegen p-triton-ptxas-gpu-name"
 )
 for p in "${pairs[@]}"; do
     read -r a b c <<<"$p"

@@ -112,7 +112,7 @@ CASES = {
         "ncclInvalidUsage: This usually reflects invalid usage of NCCL library."],
         "NCCL rejected the communicator", "NCCL_DEBUG=WARN"),
     "nccl_no_socket": ("torch", ["gpu7:1201:1201 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found"],
-        "NCCL_SOCKET_IFNAME names an interface", "ip -br addr"),
+        "NCCL needs an IP interface for its bootstrap", "ip -br addr"),
     # ---- CuPy
     "cupy_oom": ("cupy", tb("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 8,589,934,592 bytes "
                             "(allocated so far: 16,106,127,360 bytes)."),
@@ -124,10 +124,10 @@ CASES = {
         "UserWarning: --------------------------------------------------------------------------------",
         "  CuPy may not function correctly because multiple CuPy packages are installed",
         "  in your environment:", "    cupy, cupy-cuda12x"],
-        "overwrite each other's files", "pip uninstall cupy cupy-cuda11x cupy-cuda12x"),
-    "nvrtc_builtins": ("cupy", tb("cupy.cuda.compiler.CompileException: nvrtc: error: failed to open "
-                                  "libnvrtc-builtins.so.12.1."),
-        "libnvrtc-builtins of the same CUDA version was not", "nvidia-cuda-nvrtc-cu12"),
+        "install the same files over each other", "conda uninstall cupy"),
+    "nvrtc_builtins": ("torch", tb("RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.") + [
+        "  Make sure that libnvrtc-builtins.so.11.1 is installed correctly."],
+        "not libnvrtc-builtins.so of its own CUDA version", "nvidia-cuda-nvrtc-cu12"),
     # ---- PyTorch
     "torch_oom_tried": ("torch", tb(
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
@@ -138,7 +138,7 @@ CASES = {
         "asked the GPU for more than was free", "expandable_segments:True"),
     "torch_cudnn_not_supported": ("torch", tb(
         "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a "
-        "non-contiguous input."), "32-bit index limit", "x.contiguous()"),
+        "non-contiguous input."), "a tensor larger than cuDNN handles", "x.contiguous()"),
     "torch_cudnn_mapping": ("torch", tb("RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR"),
         "could not access the memory it was given", "CUDA_LAUNCH_BLOCKING=1"),
     "torch_sm_incompatible": ("torch", [
@@ -159,7 +159,7 @@ CASES = {
         "CUDA cannot run in a forked child", "set_start_method(\"spawn\")"),
     "torch_same_device": ("torch", tb(
         "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
-        "cpu!"), "was not moved with `.to(device)`", "model.to(device)"),
+        "cpu!"), "a tensor a module keeps as a plain attribute", "self.register_buffer"),
     "torch_nll_assert": ("torch", [
         "../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: "
         "[5,0,0] Assertion `t >= 0 && t < n_classes` failed."] +
@@ -215,14 +215,14 @@ CASES = {
         "older than it was built against", "fresh environment"),
     "jax_outdated": ("jax", ["Outdated cuSPARSE installation found.", "Version JAX was built against: 12500",
                              "Minimum supported: 12100", "Installed version: 12002"],
-        "a system copy that won over the pip one", "LD_LIBRARY_PATH"),
+        "a system or conda copy that won over the pip one", "LD_LIBRARY_PATH"),
     "jax_unable_load": ("jax", ["Unable to load cuSPARSE. Is it installed?"],
-        "is not installed where JAX looks", "jax[cuda12]"),
+        "taken from another CUDA first on LD_LIBRARY_PATH", "unset it"),
     "jaxlib_newer": ("jax", tb("RuntimeError: jaxlib version 0.4.30 is newer than and incompatible with jax "
                                "version 0.4.23. Please update your jax and/or jaxlib packages."),
         "newer than the jax package", "pip install -U jax jaxlib"),
     "jax_cusolver_internal": ("jax", tb("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: cuSolver internal error"),
-        "JAX's pool had taken it", "XLA_PYTHON_CLIENT_PREALLOCATE=false"),
+        "JAX's preallocated pool had taken it", "XLA_PYTHON_CLIENT_PREALLOCATE=false"),
     "xla_ptxas_missing": ("jax", [
         "W external/xla/xla/stream_executor/cuda/cuda_asm_compiler.cc:218] Couldn't get ptxas version : FAILED_PRECONDITION: "
         "Couldn't get ptxas version string: INTERNAL: Couldn't invoke ptxas --version"],
@@ -234,7 +234,7 @@ CASES = {
     "triton_out_of_resource": ("torch", tb(
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: "
         "101376. Reducing block sizes or `num_stages` may help."), "more shared memory per block", "num_stages"),
-    "triton_cuda_error": ("torch", tb("RuntimeError: Triton Error [CUDA]: device kernel image is invalid"),
+    "triton_cuda_error": ("torch", tb("RuntimeError: Triton Error [CUDA]: invalid argument"),
         "Triton passes on the CUDA error", "read the CUDA error"),
     # ---- cuDNN / cuBLAS / cuFFT
     "cudnn_exec_failed": ("torch", tb("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED"),
@@ -318,6 +318,71 @@ CASES = {
     "nvsmi_no_driver": ("c", ["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
                               "sure that the latest NVIDIA driver is installed and running."],
         "kernel module is not loaded", "Secure Boot"),
+    # ---- issue 27 item 4, second batch (appended: the cases above keep their pids)
+    "triton_invalid_image": ("torch", tb("RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+                                         'File "/home/u/venv/lib/python3.11/site-packages/triton/compiler/'
+                                         'compiler.py", line 285, in _init_handles',
+                                         "    self.module, self.function, self.n_regs, self.n_spills = "
+                                         "driver.utils.load_binary("),
+        "older than the CUDA of the ptxas Triton ships", "TRITON_PTXAS_PATH"),
+    "triton_ptxas_gpu_name": ("torch", [
+        "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error",
+        "`ptxas` stderr:", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"],
+        "comes from a CUDA older than this GPU's architecture", "TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas"),
+    "triton_ptx_codegen": ("torch", tb("RuntimeError: Internal Triton PTX codegen error: ") + [
+        "ptxas /tmp/tmpdy7phawp.ptx, line 1322; error   : Feature '.bf16' requires .target sm_80 or higher"],
+        "ptxas could not compile Triton's PTX", "upgrade Triton"),
+    "triton_passmanager": ("torch", tb("RuntimeError: PassManager::run failed",
+                                       'File "/home/u/venv/lib/python3.11/site-packages/triton/backends/nvidia/'
+                                       'compiler.py", line 311, in make_ttgir', "    pm.run(mod)"),
+        "too old for the GPU's architecture", "pip install -U torch triton"),
+    "torch_no_gpus": ("torch", tb("RuntimeError: No CUDA GPUs are available",
+                                  'File "/home/u/venv/lib/python3.11/site-packages/torch/cuda/__init__.py", line 293, '
+                                  'in _lazy_init', "    torch._C._cuda_init()"),
+        "names a GPU this machine does not have", "hard-coded CUDA_VISIBLE_DEVICES"),
+    "tf_cupti_missing": ("tf", [
+        "2020-05-13 15:49:23.364143: I tensorflow/core/profiler/lib/profiler_session.cc:163] Profiler session "
+        "started.",
+        "2020-05-13 15:49:23.365471: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not "
+        "load dynamic library 'libcupti.so.10.1'; dlerror: libcupti.so.10.1: cannot open shared object file: No "
+        "such file or directory"], "extras/CUPTI/lib64", "tensorflow[and-cuda]"),
+    "cupti_load": ("tf", [
+        "2022-07-21 10:02:11.881230: E tensorflow/core/profiler/internal/gpu/cupti_error_manager.cc:135] "
+        "cuptiGetTimestamp: ignored due to a previous error.",
+        "2022-07-21 10:02:11.881302: E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1415] function "
+        "cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)ApiCallback, this)failed with error "
+        "CUPTI could not be loaded or symbol could not be found.",
+        "Failed to load libcupti (is it installed and accessible?)"],
+        "found no libcupti it could load", "/usr/local/cuda/extras/CUPTI/lib64"),
+    "xla_conv_algo_failed": ("jax", tb(
+        "jaxlib.xla_extension.XlaRuntimeError: UNKNOWN: Failed to determine best cudnn convolution algorithm for:") + [
+        "%cudnn-conv-bias-activation.641 = (f32[1,64,1200,1200]{3,2,1,0}, u8[0]{0}) custom-call(...), "
+        "custom_call_target=\"__cudnn$convBiasActivationForward\""],
+        "an out-of-memory in disguise", "XLA_PYTHON_CLIENT_PREALLOCATE=false"),
+    "cublas_invalid_value": ("torch", tb(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INVALID_VALUE when calling `cublasSgemmStridedBatched( handle, "
+        "opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, &beta, c, ldc, stridec, num_batches)`"),
+        "nearly used up", "LD_LIBRARY_PATH"),
+    "cuda_launch_timeout": ("torch", tb("RuntimeError: CUDA error: the launch timed out and was terminated") + [
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+        "be incorrect."], "also drives a display", "TdrDelay"),
+    "cuda_ecc": ("torch", tb("RuntimeError: CUDA error: uncorrectable ECC error encountered") + [
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+        "be incorrect."], "a hardware fault", "nvidia-smi -q -d ECC"),
+    "cuda_invalid_ordinal": ("torch", tb("RuntimeError: CUDA error: invalid device ordinal",
+                                         'File "teacher_train.py", line 61, in <module>',
+                                         "    model = _Teacher(patch_size).to(device)"),
+        "on a one-GPU machine", "torch.cuda.device_count()"),
+    "torch_expandable_not_supported": ("torch", tb("RuntimeError: CUDA driver error: operation not supported"),
+        "virtual-memory driver calls", "expandable_segments:False"),
+    "cuda_not_supported": ("c", ["Error: DriverError(CUDA_ERROR_NOT_SUPPORTED, \"operation not supported\")"],
+        "a virtual GPU lacks", "cudaDevAttrMemoryPoolsSupported"),
+    "cuda_peer_access": ("torch", [
+        "gpu7:909608:910337 [0] include/alloc.h:186 NCCL WARN Cuda failure 'peer access is not supported between "
+        "these two devices'", "gpu7:909608:910337 [0] NCCL INFO transport.cc:68 -> 1"],
+        "GeForce cards without P2P", "NCCL_P2P_DISABLE=1"),
+    "nvml_unknown": ("c", ["Failed to initialize NVML: Unknown Error"],
+        "systemctl daemon-reload", "create-dev-char-symlinks"),
 }
 
 
