@@ -7,7 +7,8 @@
 #   - it needs no libjansson (the CLI links it statically);
 #   - libconvguard.so needs libc.so.6 and the dynamic loader alone: a
 #     libpthread.so.0 or libdl.so.2 (real before glibc 2.34, stubs since) would
-#     be one more library in every program it is preloaded into.
+#     be one more library in every program it is preloaded into;
+#   - libconvguard.so keeps its registered lists (sections cg_fork_mutexes, cg_lazytabs).
 # Prints one line per file (the highest version found); exit 1 on any failure.
 set -u
 max=$1
@@ -44,6 +45,16 @@ for f in "$@"; do
             echo "check-glibc: $f: a preloaded library that needs more than libc: $extra"
             rc=1
         fi
+        # the shim's registered lists (cg.h CG_REGISTERED): a linker that
+        # collected their sections leaves them empty (fork mutexes never
+        # re-initialised, the lazy tables never made: a crash at the first
+        # allocation through cuGetProcAddress)
+        for sec in cg_fork_mutexes cg_lazytabs; do
+            if ! objdump -h "$f" | awk '{ print $2 }' | grep -qx "$sec"; then
+                echo "check-glibc: $f: section $sec is missing (the linker dropped it: CG_REGISTERED in shim/cg.h)"
+                rc=1
+            fi
+        done
     fi
     echo "check-glibc: $f: highest GLIBC_$highest (limit $max)"
 done

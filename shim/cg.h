@@ -48,11 +48,26 @@ int pthread_mutex_trylock(pthread_mutex_t *) CG_LIBPTHREAD("an atomic_flag");
 int pthread_mutexattr_init(pthread_mutexattr_t *) CG_LIBPTHREAD("a static initialiser");
 int pthread_mutexattr_settype(pthread_mutexattr_t *, int) CG_LIBPTHREAD("a static initialiser");
 pid_t gettid(void) __attribute__((deprecated("glibc 2.30's: cg_gettid() (cg.h)")));
+/* CG_REGISTERED: a pointer put in a named section whose __start_/__stop_
+ * symbols are the list (the fork mutexes, the lazy tables).  Nothing else
+ * refers to the section, so a linker that collects unused sections past
+ * their start/stop symbols (lld 13 and later: zig's, for the wheel) drops it
+ * and the list is empty: `retain` keeps it where the compiler knows it
+ * (gcc 11, clang 13); older compilers come with linkers that keep it anyway.
+ * packaging/check-glibc.sh checks the shipped shim defines both lists. */
+#if defined(__has_attribute)
+#if __has_attribute(retain)
+#define CG_REGISTERED(sec) __attribute__((used, retain, section(sec)))
+#endif
+#endif
+#ifndef CG_REGISTERED
+#define CG_REGISTERED(sec) __attribute__((used, section(sec)))
+#endif
 /* CG_FORK_REINIT(m), after `static pthread_mutex_t m`: a forked child gets
  * m re-initialised (shim.c), so that it never inherits it locked by a thread
  * that does not exist in the child, whatever the other threads were doing. */
 #define CG_FORK_REINIT(m)                                                                                     \
-    static pthread_mutex_t *const cg_fork_mutex_##m __attribute__((used, section("cg_fork_mutexes"))) = &m
+    static pthread_mutex_t *const cg_fork_mutex_##m CG_REGISTERED("cg_fork_mutexes") = &m
 
 #ifndef CONVGUARD_VERSION
 #define CONVGUARD_VERSION "0.0.0"
@@ -289,7 +304,7 @@ struct cg_lazytab {
     void *p;               /* the table; NULL until made (atomic access) */
 };
 #define CG_LAZYTAB(t)                                                                                         \
-    static struct cg_lazytab *const cg_lazytab_##t __attribute__((used, section("cg_lazytabs"))) = &t
+    static struct cg_lazytab *const cg_lazytab_##t CG_REGISTERED("cg_lazytabs") = &t
 bool cg_lazytab_for(int hook);
 
 /* ---- loader/dl.c: libc's dynamic-loader functions, and the dlerror() text kept per thread */
