@@ -14,6 +14,12 @@ declare -A SAYS=(
     [gpu_hidden]='CUDA_VISIBLE_DEVICES="-1" hides every GPU'
     [gpu_hidden.empty]='CUDA_VISIBLE_DEVICES="" hides every GPU'
     [no_gpu_device]="nvidia-smi -L"
+    [gpu_device_denied]="/dev/nvidia0 exists but this process cannot open it (EACCES; mode 0660 root:video; this process (uid 1000) is not in group video)"
+    [gpu_device_denied.mode]="NVreg_DeviceFileMode"
+    [no_device_files]="no NVIDIA device file (/dev/nvidia*) exists"
+    [uvm_missing]="sudo modprobe nvidia-uvm"
+    [visible_devices_unknown]='CUDA_VISIBLE_DEVICES="3" starts with 3, a GPU this machine does not have (NVML lists 2: 0 (GPU-5e2a0c1d'
+    [visible_devices_unknown.uuid]="starts with GPU-deadbeef"
     [driver_older_than_runtime]="one for CUDA 13.0 or newer"
     [load_cudart_failed]="found instead: /usr/local/cuda/lib64/libcudart.so.13"
     [load_cudnn_failed]="nvidia-cudnn-cu12"

@@ -350,10 +350,165 @@ static json_t *create_cause(struct trace *t, json_t *ev)
     return cause_new("unknown", NULL);
 }
 
+/* ---- a driver that shows no GPU: its device files and the GPU selection
+ * (the shim's dev_nodes, creds and nvml_gpus of a failed cuInit) */
+static bool is_gpu_node(const char *path)
+{
+    const char *p = strncmp(path, "/dev/nvidia", 11) == 0 ? path + 11 : "";
+    if (!*p)
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return !*p;
+}
+
+/* the nodes CUDA opens: the control node, UVM's, the GPUs' */
+static bool node_needed(const char *path)
+{
+    return strcmp(path, "/dev/nvidiactl") == 0 || strcmp(path, "/dev/nvidia-uvm") == 0 || is_gpu_node(path);
+}
+
+static bool in_group(json_t *creds, long long gid)
+{
+    if (jint(creds, "egid", -1) == gid)
+        return true;
+    json_t *g = jget(creds, "groups");
+    for (size_t i = 0; i < json_array_size(g); i++)
+        if (json_integer_value(json_array_get(g, i)) == gid)
+            return true;
+    return false;
+}
+
+static json_t *node_fact(json_t *c, json_t *node, json_t *creds)
+{
+    static const char *const keys[] = {"path", "access", "mode", "owner", "group", "uid", "gid"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (jget(node, keys[i]))
+            json_object_set(c, keys[i], jget(node, keys[i]));
+    if (creds) {
+        json_object_set_new(c, "in_group", json_boolean(in_group(creds, jint(node, "gid", -1))));
+        json_object_set_new(c, "euid", json_integer(jint(creds, "euid", -1)));
+    }
+    return c;
+}
+
+/* statuses a driver gives when it cannot reach the GPU: no device, invalid
+ * device, the OS refused, not permitted, unknown */
+static bool no_gpu_status(long long st) { return st == 100 || st == 101 || st == 304 || st == 800 || st == 999; }
+
+static json_t *devnode_cause(json_t *ev)
+{
+    json_t *nodes = jget(ev, "dev_nodes"), *denied = NULL, *uvm = NULL;
+    if (!json_is_array(nodes) || !no_gpu_status(jint(ev, "status", 0)))
+        return NULL;
+    int gpus = 0;
+    bool ctl = false;
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        json_t *n = json_array_get(nodes, i);
+        const char *path = jstr(n, "path", "");
+        bool exists = jtrue(n, "exists");
+        gpus += exists && is_gpu_node(path);
+        ctl |= exists && strcmp(path, "/dev/nvidiactl") == 0;
+        if (!exists && strcmp(path, "/dev/nvidia-uvm") == 0)
+            uvm = n;
+        if (exists && !denied && node_needed(path) && strcmp(jstr(n, "access", "ok"), "ok") != 0)
+            denied = n;
+    }
+    if (denied)
+        return node_fact(cause_new("device_files_denied", "a device file of the GPU exists but this process may "
+                                                          "not open it"),
+                         denied, jget(ev, "creds"));
+    if (!gpus)
+        return json_pack("{s:s, s:s, s:b, s:n}", "kind", "no_device_files", "detail",
+                         ctl ? "/dev/nvidiactl exists but no /dev/nvidiaN: no GPU is passed to this process"
+                             : "no NVIDIA device file (/dev/nvidia*) exists",
+                         "ctl", ctl, "seq");
+    if (uvm)
+        return cause_new("uvm_missing", "/dev/nvidia-uvm does not exist: the nvidia-uvm kernel module is not "
+                                        "loaded");
+    return NULL;
+}
+
+/* a CUDA_VISIBLE_DEVICES entry NVML knows: an index below its count, a
+ * GPU- or MIG- UUID (or the unique prefix CUDA accepts) it lists */
+static bool visible_entry_known(const char *e, size_t n, json_t *list)
+{
+    json_t *gpus = jget(list, "gpus");
+    if (n && e[0] >= '0' && e[0] <= '9') {
+        long long idx = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (e[k] < '0' || e[k] > '9')
+                return false;
+            idx = idx * 10 + (e[k] - '0');
+        }
+        return idx < jint(list, "count", 0);
+    }
+    for (size_t i = 0; i < json_array_size(gpus); i++) {
+        json_t *g = json_array_get(gpus, i);
+        if (strncmp(jstr(g, "uuid", ""), e, n) == 0)
+            return true;
+        json_t *mig = jget(g, "mig");
+        for (size_t m = 0; m < json_array_size(mig); m++)
+            if (strncmp(json_string_value(json_array_get(mig, m)) ? json_string_value(json_array_get(mig, m)) : "",
+                        e, n) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* "0 (GPU-...), 1 (GPU-...)": what NVML lists */
+static char *gpus_have(json_t *list)
+{
+    struct sbuf b = {0};
+    json_t *gpus = jget(list, "gpus");
+    for (size_t i = 0; i < json_array_size(gpus); i++) {
+        json_t *g = json_array_get(gpus, i);
+        sb_printf(&b, "%s%lld", i ? ", " : "", jint(g, "index", (long long)i));
+        if (jstr(g, "uuid", NULL))
+            sb_printf(&b, " (%s)", jstr(g, "uuid", ""));
+        json_t *mig = jget(g, "mig");
+        for (size_t m = 0; m < json_array_size(mig); m++)
+            sb_printf(&b, "%s%s", m ? ", " : " with MIG instances ", json_string_value(json_array_get(mig, m)));
+    }
+    return sb_take(&b);
+}
+
+/* CUDA takes the entries of CUDA_VISIBLE_DEVICES in order and stops at the
+ * first it cannot match: when that is the first, no GPU is visible.  NVIDIA_
+ * VISIBLE_DEVICES is the container runtime's, read when the container was
+ * made: inside it NVML numbers what it got from 0, so only its own "none"
+ * or "void" can be judged (rules/driver.c m_gpu_hidden). */
+static json_t *visible_cause(struct trace *t, json_t *ev)
+{
+    const char *cvd = jstr(t->start, "env.CUDA_VISIBLE_DEVICES", NULL);
+    json_t *list = jget(ev, "nvml_gpus");
+    if (!cvd || jint(ev, "status", 0) != 100 || !list || jint(list, "count", -1) < 0)
+        return NULL;
+    const char *e = cvd;
+    while (*e == ' ')
+        e++;
+    size_t n = strcspn(e, ",");
+    while (n && e[n - 1] == ' ')
+        n--;
+    if (!n || visible_entry_known(e, n, list))
+        return NULL; /* empty or "-1" hides all: gpu_hidden's */
+    if (e[0] == '-' || ((e[0] < '0' || e[0] > '9') && strncmp(e, "GPU-", 4) != 0 && strncmp(e, "MIG-", 4) != 0))
+        return NULL;
+    char *have = gpus_have(list);
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s%, s:I, s:s, s:n}", "kind", "visible_devices_unknown", "detail",
+                          "CUDA_VISIBLE_DEVICES names a GPU NVML does not list", "var", "CUDA_VISIBLE_DEVICES",
+                          "value", cvd, "entry", e, n, "count", (json_int_t)jint(list, "count", 0), "have",
+                          *have ? have : "none", "seq");
+    free(have);
+    return c;
+}
+
 static json_t *context_cause(struct trace *t, json_t *ev)
 {
-    if (jint(ev, "status", 0) != 2) /* CUDA_ERROR_OUT_OF_MEMORY */
-        return NULL;
+    if (jint(ev, "status", 0) != 2) { /* CUDA_ERROR_OUT_OF_MEMORY */
+        json_t *c = devnode_cause(ev);
+        return c ? c : visible_cause(t, ev);
+    }
     json_t *top = top_other(ev, t->pid);
     json_t *c = cause_new(top ? "memory_held_by_other_process" : "out_of_memory", NULL);
     if (top)
