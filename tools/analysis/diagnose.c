@@ -530,8 +530,178 @@ static json_t *exec_cause(json_t *ev)
     return cause_new("unknown", NULL);
 }
 
+/* ---- out of memory: the request against the whole GPU, and the pools of
+ * this process's frameworks.  PyTorch's message says what PyTorch itself
+ * holds (allocated, reserved but unallocated) and what the whole process
+ * has in use; the rest of the process's memory is another library's. */
+
+/* Memory a process holds beyond its frameworks' own: the CUDA context and
+ * the libraries' handles and workspaces (cuBLAS, cuDNN), some hundreds of
+ * MiB on an H100/H200.  Beyond this another pool is in the process. */
+#define NON_FW_SLACK_BYTES (2ll << 30)
+
+/* "150.00 GiB" -> bytes; -1 when p holds no size */
+static long long size_at(const char *p)
+{
+    if (!p)
+        return -1;
+    while (*p == ' ')
+        p++;
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p)
+        return -1;
+    while (*end == ' ')
+        end++;
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0},
+                 {"KiB", 1024.0},          {"bytes", 1.0},        {"B", 1.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strncmp(end, units[i].unit, strlen(units[i].unit)) == 0)
+            return (long long)(v * units[i].mult);
+    return -1;
+}
+
+static long long size_after(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    return p ? size_at(p + strlen(needle)) : -1;
+}
+
+/* the size just before `needle` ("386.50 KiB is allocated by PyTorch") */
+static long long size_before(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    if (!p)
+        return -1;
+    const char *q = p;
+    int spaces = 0;
+    while (q > text && spaces < 3) /* back over "<number> <unit> " */
+        if (*--q == ' ')
+            spaces++;
+    return size_at(q);
+}
+
+/* PyTorch's OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp), today's
+ * words and those before 2.1; "torch_oom" facts on the output event */
+static json_t *torch_oom_facts(const char *text)
+{
+    long long req = size_after(text, "Tried to allocate ");
+    if (req < 0)
+        return NULL;
+    long long total = size_after(text, "has a total capacity of ");
+    if (total < 0)
+        total = size_before(text, "total capacity");
+    long long fr = size_after(text, " of which ");
+    if (fr < 0)
+        fr = size_before(text, "free;");
+    long long in_use = size_after(text, "this process has ");
+    long long alloc = size_before(text, "is allocated by PyTorch");
+    if (alloc < 0)
+        alloc = size_before(text, "already allocated");
+    long long unalloc = size_before(text, "is reserved by PyTorch but unallocated");
+    json_t *o = json_pack("{s:I}", "request", (json_int_t)req);
+    const char *keys[] = {"total", "free", "process_in_use", "torch_allocated", "torch_reserved_unallocated"};
+    long long vals[] = {total, fr, in_use, alloc, unalloc};
+    for (size_t i = 0; i < 5; i++)
+        if (vals[i] >= 0)
+            json_object_set_new(o, keys[i], json_integer(vals[i]));
+    return o;
+}
+
+/* the framework of a process other than the one that failed whose pool may
+ * hold the GPU: JAX/XLA preallocates 75% at start, TensorFlow nearly all of
+ * it, CuPy keeps what it freed */
+static unsigned pool_framework(struct trace *t, unsigned victim)
+{
+    static const unsigned order[] = {FW_JAX, FW_TF, FW_CUPY, FW_TORCH};
+    unsigned fws = frameworks_of(t) & ~victim;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (fws & order[i])
+            return order[i];
+    return 0;
+}
+
+static json_t *pool_cause(unsigned fw, unsigned victim, long long bytes, long long total)
+{
+    json_t *c = json_pack("{s:s, s:s, s:s, s:I, s:n}", "kind", "other_framework_pool", "framework", fw_label(fw),
+                          "victim", victim ? fw_label(victim) : "the failing library", "pool", (json_int_t)bytes, "seq");
+    if (total > 0)
+        json_object_set_new(c, "total", json_integer(total));
+    return c;
+}
+
+static json_t *torch_oom_cause(struct trace *t, json_t *ev)
+{
+    json_t *o = jget(ev, "torch_oom");
+    long long req = jint(o, "request", -1), total = jint(o, "total", -1), in_use = jint(o, "process_in_use", -1);
+    if (req > 0 && total > 0 && req > total)
+        return json_pack("{s:s, s:I, s:I, s:n}", "kind", "request_larger_than_gpu", "bytes", (json_int_t)req,
+                         "total", (json_int_t)total, "seq");
+    long long torch = jint(o, "torch_allocated", 0) + jint(o, "torch_reserved_unallocated", 0);
+    unsigned fw = pool_framework(t, FW_TORCH);
+    if (in_use >= 0 && fw && in_use - torch > NON_FW_SLACK_BYTES) {
+        json_t *c = pool_cause(fw, FW_TORCH, in_use - torch, total);
+        json_object_set_new(c, "from", json_string("message"));
+        return c;
+    }
+    return NULL;
+}
+
+static void torch_oom_read(struct trace *t)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "output") || strcmp(jstr(e, "kind", ""), "oom") != 0 || jget(e, "torch_oom"))
+            continue;
+        json_t *o = torch_oom_facts(jstr(e, "text", ""));
+        if (o)
+            json_object_set_new(e, "torch_oom", o);
+    }
+}
+
+/* PyTorch's numbers for this process, when it printed them */
+static json_t *torch_oom_of(struct trace *t)
+{
+    for (size_t i = json_array_size(t->events); i-- > 0;) {
+        json_t *o = jget(json_array_get(t->events, i), "torch_oom");
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+static json_t *alloc_cause(struct trace *t, json_t *ev)
+{
+    long long bytes = jint(ev, "bytes", -1), total = jint(ev, "mem.total", -1);
+    /* CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2 */
+    if (jint(ev, "status", 0) != 2 && jint(ev, "driver_status", 0) != 2)
+        return NULL;
+    if (bytes > 0 && total > 0 && bytes > total)
+        return json_pack("{s:s, s:I, s:I, s:n}", "kind", "request_larger_than_gpu", "bytes", (json_int_t)bytes,
+                         "total", (json_int_t)total, "seq");
+    unsigned victim = fw_of_path(jstr(ev, "caller", ""));
+    unsigned fw = pool_framework(t, victim);
+    long long largest = jint(ev, "largest_ok", -1);
+    json_t *o = torch_oom_of(t);
+    long long in_use = jint(o, "process_in_use", -1);
+    long long torch = jint(o, "torch_allocated", 0) + jint(o, "torch_reserved_unallocated", 0);
+    if (!fw || !victim)
+        return NULL;
+    /* one block of half the GPU or more (a preallocated pool), or PyTorch's
+     * own count of memory in this process that is not PyTorch's */
+    if (total > 0 && largest * 2 >= total)
+        return pool_cause(fw, victim, largest, total);
+    if (victim == FW_TORCH && in_use >= 0 && in_use - torch > NON_FW_SLACK_BYTES)
+        return pool_cause(fw, victim, in_use - torch, total);
+    return NULL;
+}
+
 static void tell_causes(struct trace *t)
 {
+    torch_oom_read(t);
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i), *c = NULL;
         if (jget(e, "likely_cause"))
@@ -542,6 +712,10 @@ static void tell_causes(struct trace *t)
             c = context_cause(t, e);
         else if (is_ev(e, "graph_exec_failed"))
             c = exec_cause(e);
+        else if (is_ev(e, "alloc_failed"))
+            c = alloc_cause(t, e);
+        else if (is_ev(e, "output") && jget(e, "torch_oom"))
+            c = torch_oom_cause(t, e);
         if (c)
             json_object_set_new(e, "likely_cause", c);
     }

@@ -54,6 +54,8 @@ MATCH(m_no_driver);
 MATCH(m_gpu_hidden);
 MATCH(m_device_denied);
 MATCH(m_no_device_files);
+MATCH(m_larger_than_gpu);
+MATCH(m_framework_pool);
 /* loading.c: a library that did not load */
 MATCH(m_load_failed);
 MATCH(m_load_other);
