@@ -3,7 +3,10 @@
  * With another process holding nearly all of the GPU, PyTorch fails at its
  * first .cuda() ("CUDA error: out of memory") and JAX at backend start ("no
  * supported devices found"): the primary context cannot be created, before
- * any allocation or cuDNN call the other layers see.  Only failures are
+ * any allocation or cuDNN call the other layers see.  A driver that shows
+ * no GPU gets two more facts (issue 27 item 3): the NVIDIA device files and
+ * whether this process may open them (devnodes.c), and the GPUs NVML lists,
+ * for the CLI to check CUDA_VISIBLE_DEVICES against.  Only failures are
  * written; success costs a counter and a forward. */
 #include <errno.h>
 
@@ -14,9 +17,15 @@ static void context_failed(int hook, CUresult r, int dev)
 {
     int saved = errno;
     struct cg_gpu_state s;
+    struct cg_gpu_list l;
+    bool oom = r == CUDA_ERROR_OUT_OF_MEMORY;
+    /* NOT_INITIALIZED: cuInit failed before, and said so with these facts */
+    bool devices = !oom && r != CUDA_ERROR_NOT_INITIALIZED;
     cg_failed(hook, CG_FAIL_REPORTED);
     /* no context exists on this thread: memory comes from NVML, if any */
-    cg_gpu_state_now(&s, r == CUDA_ERROR_OUT_OF_MEMORY);
+    cg_gpu_state_now(&s, oom);
+    if (devices)
+        cg_gpu_list_now(&l); /* before the event: it may load NVML (a `lib` event) */
     char b[CG_EV_BUF];
     struct cg_ev e;
     cg_ev_begin(&e, b, sizeof b, "context_failed");
@@ -28,8 +37,12 @@ static void context_failed(int hook, CUresult r, int dev)
     cg_ev_gpu_mem(&e, "mem", &s.mem);
     cg_ev_gpu_devices(&e, &s);
     /* who holds the memory: a fact; whether that is the cause is the CLI's */
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    if (oom)
         cg_ev_gpu_holders(&e, &s);
+    if (devices) {
+        cg_ev_gpu_list(&e, &l);
+        cg_ev_dev_nodes(&e);
+    }
     cg_ev_end(&e);
     errno = saved;
 }

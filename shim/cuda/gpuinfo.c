@@ -115,6 +115,10 @@ static struct {
     nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
     nvmlReturn_t (*cc)(nvmlDevice_t, int *, int *);
     const char *(*err)(nvmlReturn_t);
+    nvmlReturn_t (*count)(unsigned *);
+    nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
+    nvmlReturn_t (*mig_max)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
 } nv;
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
 CG_FORK_REINIT(nvml_lock);
@@ -169,6 +173,10 @@ static void nvml_load_locked(void)
     NVSYM(procs, "nvmlDeviceGetComputeRunningProcesses_v3");
     NVSYM(cc, "nvmlDeviceGetCudaComputeCapability");
     NVSYM(err, "nvmlErrorString");
+    NVSYM(count, "nvmlDeviceGetCount_v2");
+    NVSYM(uuid, "nvmlDeviceGetUUID");
+    NVSYM(mig_max, "nvmlDeviceGetMaxMigDeviceCount");
+    NVSYM(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
 #undef NVSYM
     if (!nv.init || !nv.by_index || !nv.mem) {
         nvml_fail("libnvidia-ml.so.1 lacks nvmlInit_v2 / nvmlDeviceGetHandleByIndex_v2 / nvmlDeviceGetMemoryInfo", NULL);
@@ -466,4 +474,75 @@ const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s)
         if (s->holders[i].pid != self && s->holders[i].bytes != NVML_VALUE_NOT_AVAILABLE && s->holders[i].bytes)
             return &s->holders[i];
     return NULL;
+}
+
+/* ---- the GPUs NVML lists, for a CUDA_VISIBLE_DEVICES that names none of
+ * them.  NVML numbers them in PCI order, as CUDA does by default
+ * (CUDA_DEVICE_ORDER=FASTEST_FIRST may differ: the CLI says so).  Failure
+ * paths only: it may load NVML. */
+void cg_gpu_list_now(struct cg_gpu_list *l)
+{
+    int saved = errno;
+    memset(l, 0, sizeof *l);
+    l->count = -1;
+    cg_fork_gate_enter();
+    cg_drvlog_mute++;
+    pthread_mutex_lock(&nvml_lock);
+    unsigned n = 0;
+    if (!nvml_ready(true)) {
+        cg_strlcpy(l->nvml, nvml_why, sizeof l->nvml);
+    } else if (!nv.count || nv.count(&n) != NVML_SUCCESS) {
+        cg_strlcpy(l->nvml, "nvmlDeviceGetCount_v2 failed or missing", sizeof l->nvml);
+    } else {
+        cg_strlcpy(l->nvml, "ok", sizeof l->nvml);
+        l->count = (int)n;
+        for (unsigned i = 0; i < n && i < CG_MAX_GPUS; i++) {
+            struct cg_gpu_entry *g = &l->gpu[l->n++];
+            nvmlDevice_t dev;
+            g->nmig = 0;
+            if (nv.by_index(i, &dev) != NVML_SUCCESS)
+                continue;
+            if (nv.uuid && nv.uuid(dev, g->uuid, sizeof g->uuid) != NVML_SUCCESS)
+                g->uuid[0] = 0;
+            unsigned max = 0;
+            if (!nv.mig_max || !nv.mig_by_index || nv.mig_max(dev, &max) != NVML_SUCCESS)
+                continue;
+            for (unsigned m = 0; m < max && g->nmig < CG_MAX_MIG; m++) {
+                nvmlDevice_t md;
+                if (nv.mig_by_index(dev, m, &md) == NVML_SUCCESS && nv.uuid &&
+                    nv.uuid(md, g->mig[g->nmig], sizeof g->mig[0]) == NVML_SUCCESS)
+                    g->nmig++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&nvml_lock);
+    cg_drvlog_mute--;
+    cg_fork_gate_leave();
+    errno = saved;
+}
+
+void cg_ev_gpu_list(struct cg_ev *e, const struct cg_gpu_list *l)
+{
+    cg_ev_open(e, "nvml_gpus", '{');
+    if (l->count >= 0)
+        cg_ev_i64(e, "count", l->count);
+    else
+        cg_ev_raw(e, "count", "null");
+    cg_ev_str(e, "nvml", l->nvml);
+    cg_ev_open(e, "gpus", '[');
+    for (int i = 0; i < l->n; i++) {
+        const struct cg_gpu_entry *g = &l->gpu[i];
+        cg_ev_open(e, NULL, '{');
+        cg_ev_i64(e, "index", i);
+        cg_ev_str(e, "uuid", g->uuid[0] ? g->uuid : NULL);
+        if (g->nmig) {
+            cg_ev_open(e, "mig", '[');
+            for (int m = 0; m < g->nmig; m++)
+                cg_ev_str(e, NULL, g->mig[m]);
+            cg_ev_close(e, ']');
+        }
+        cg_ev_close(e, '}');
+    }
+    cg_ev_close(e, ']');
+    cg_ev_close(e, '}');
 }

@@ -49,6 +49,30 @@ void cg_ev_gpu_holders(struct cg_ev *e, const struct cg_gpu_state *s);
 /* The holder that is not this process and holds the most, NULL if none. */
 const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s);
 
+/* The GPUs NVML lists (index, UUID, MIG instances' UUIDs), to check
+ * CUDA_VISIBLE_DEVICES against; collected before the event is begun. */
+#define CG_MAX_GPUS 16
+#define CG_MAX_MIG 7
+struct cg_gpu_entry {
+    char uuid[48];
+    int nmig;
+    char mig[CG_MAX_MIG][48];
+};
+struct cg_gpu_list {
+    int count; /* NVML's device count, -1: unknown */
+    int n;     /* entries filled (count, at most CG_MAX_GPUS) */
+    char nvml[160];
+    struct cg_gpu_entry gpu[CG_MAX_GPUS];
+};
+void cg_gpu_list_now(struct cg_gpu_list *l);
+/* "nvml_gpus":{count, nvml, gpus:[{index, uuid, mig?}]} */
+void cg_ev_gpu_list(struct cg_ev *e, const struct cg_gpu_list *l);
+
+/* ---- devnodes.c: "dev_nodes":[{path, exists, type, mode, uid, owner, gid,
+ * group, access}], "creds":{euid, egid, groups}: the NVIDIA device files and
+ * who this process is, never opening them (devnodes.c says why). */
+void cg_ev_dev_nodes(struct cg_ev *e);
+
 /* Status names.  cuDNN 8 and 9 number their statuses differently: the slot
  * says which numbering applies. */
 const char *cg_cudnn_status_name(int slot, int status);

@@ -14,7 +14,10 @@
  *   CGTEST_HOLDER_PID     that process's pid (default 4242); listed by
  *                         nvmlDeviceGetComputeRunningProcesses_v3 when held > 0
  *   CGTEST_NVML_FAIL=1    nvmlInit_v2 returns NVML_ERROR_DRIVER_NOT_LOADED (9)
- * One device: index 0, any PCI bus id or UUID, compute capability 9.0. */
+ *   CGTEST_NVML_GPUS      devices NVML lists (default 1, at most 8), UUIDs
+ *                         GPU-cgtest-0000, GPU-cgtest-0001, ... (nvmlDeviceGetUUID)
+ * Device 0 answers for memory, processes, any PCI bus id or UUID; compute capability 9.0. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cudefs.h"
@@ -30,7 +33,16 @@
 
 static int inited;
 struct nvmlDevice_st { int index; };
-static struct nvmlDevice_st dev0;
+/* CGTEST_NVML_GPUS (default 1) devices, UUIDs GPU-cgtest-000N; memory, processes
+ * and compute capability are device 0's alone */
+#define MAX_GPUS 8
+static struct nvmlDevice_st devs[MAX_GPUS] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+#define dev0 devs[0]
+static unsigned ngpus(void)
+{
+    unsigned long long n = cgtest_env_num("CGTEST_NVML_GPUS", 1);
+    return n > MAX_GPUS ? MAX_GPUS : (unsigned)n;
+}
 
 #define NEED_INIT() do { if (!inited) return NVML_ERROR_UNINITIALIZED; } while (0)
 
@@ -66,16 +78,25 @@ API nvmlReturn_t nvmlDeviceGetCount_v2(unsigned *count)
     NEED_INIT();
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *count = 1;
+    *count = ngpus();
     return NVML_SUCCESS;
 }
 
 API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned index, nvmlDevice_t *dev)
 {
     NEED_INIT();
-    if (index != 0 || !dev)
+    if (index >= ngpus() || !dev)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *dev = &dev0;
+    *dev = &devs[index];
+    return NVML_SUCCESS;
+}
+
+API nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t dev, char *uuid, unsigned len)
+{
+    NEED_INIT();
+    if (!dev || dev < devs || dev >= devs + MAX_GPUS || !uuid || len < 20)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    snprintf(uuid, len, "GPU-cgtest-%04d", dev->index);
     return NVML_SUCCESS;
 }
 

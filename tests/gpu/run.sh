@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] [clients] ...
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] [clients] [evidence] ...
 #   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
@@ -922,6 +922,54 @@ for c in r: print("   [%s] %s" % (c["code"].splitlines()[0][:40], (c["error"] or
                 echo "-- $c: not installed here"
             fi
         done
+        ;;
+    evidence)
+        # issue 27 item 3: the failures the re-recorded held-out set got wrong, each under convguard run;
+        # the report's first finding must be the rule named (PASS/FAIL per case)
+        echo "== evidence: device files, CUDA_VISIBLE_DEVICES, a request larger than the GPU, JAX's pool before PyTorch"
+        ev_case() { # name rule [env...] -- cmd...
+            local name=$1 rule=$2; shift 2
+            local envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+            local dir="$OUT/ev_$name"
+            [ "$name" = denied ] && dir=/tmp/cg_ev_denied # uid 1234 writes it: a folder it owns, on a path it can reach
+            rm -rf "$dir"; mkdir -p "$dir"; [ "$name" = denied ] && chown 1234:1234 "$dir"
+            env "${envs[@]}" timeout 300 "$@" > "$OUT/ev_$name.out" 2> "$OUT/ev_$name.err"
+            local rc=$?
+            build/convguard report --json "$dir" > "$OUT/ev_$name.json" 2>/dev/null
+            local got
+            got=$($PY -c 'import json,sys; f=json.load(open(sys.argv[1])).get("findings",[]); print(f[0]["rule"] if f else "-")' "$OUT/ev_$name.json" 2>/dev/null)
+            [ "$got" = "$rule" ] && echo "PASS ev_$name: exit $rc, $got" || echo "FAIL ev_$name: exit $rc, first finding $got (want $rule)"
+            $PY -c 'import json,sys; f=json.load(open(sys.argv[1])).get("findings",[])
+for x in f[:1]: print("   cause: %s\n   fix:   %s" % (x["cause"][:400], x["fix"][:300]))' "$OUT/ev_$name.json" 2>/dev/null
+            grep -v '^convguard' "$OUT/ev_$name.err" | grep -E 'Error|error' | tail -1 | cut -c1-300 | sed 's/^/   | /'
+        }
+        RUN="build/convguard run --dir"
+        ev_case too_large alloc_larger_than_gpu -- $RUN "$OUT/ev_too_large" -- $PY -c \
+            'import torch; torch.empty(150 * 2**30, dtype=torch.uint8, device="cuda")'
+        ev_case jax_then_torch framework_pool_in_process -- $RUN "$OUT/ev_jax_then_torch" -- $PY -c \
+            'import jax, jax.numpy as jnp; x = jnp.ones(1000).block_until_ready(); import torch; torch.empty(40 * 2**30, dtype=torch.uint8, device="cuda")'
+        ev_case cvd_missing visible_devices_unknown CUDA_VISIBLE_DEVICES=3 -- $RUN "$OUT/ev_cvd_missing" -- $PY -c \
+            'import torch; torch.zeros(1, device="cuda")'
+        # a user outside the nodes' group: the GPU's nodes copied (same major:minor) into a private /dev,
+        # mode 0660 root:video, the job run as uid 1234 (needs root and unshare)
+        if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v setpriv >/dev/null; then
+            cat > "$OUT/ev_fakedev.sh" <<'SHEOF'
+set -e
+F=$(mktemp -d); mount -t tmpfs none "$F"
+for n in /dev/null /dev/zero /dev/urandom /dev/shm /dev/nvidia*; do
+    [ -c "$n" ] || continue
+    b=$(basename "$n"); mknod "$F/$b" c $((0x$(stat -c %t "$n"))) $((0x$(stat -c %T "$n")))
+    case $b in nvidia[0-9]*) chmod 0660 "$F/$b"; chgrp video "$F/$b" ;; *) chmod 0666 "$F/$b" ;; esac
+done
+mkdir -p "$F/shm"; chmod 1777 "$F/shm"
+mount --bind "$F" /dev
+exec "$@"
+SHEOF
+            ev_case denied gpu_device_denied -- unshare -m bash "$OUT/ev_fakedev.sh" setpriv --reuid=1234 --regid=1234 \
+                --clear-groups env HOME=/tmp $RUN /tmp/cg_ev_denied -- $PY -c 'import torch; torch.zeros(1, device="cuda")'
+        else
+            echo "-- denied: needs root, unshare and setpriv"
+        fi
         ;;
     *) echo "unknown section $s" ;;
     esac

@@ -33,7 +33,7 @@ SCENARIOS = {
                   "16.00 MiB is free. Process 4242 has 1000.00 MiB memory in use."),
     "torch_oom_limit": ("pool", {"CGTEST_CODE_MB": "16", "CG_POOL_FRACTION": "0.25"}, [],
                         "torch.OutOfMemoryError",
-                        "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 1.00 GiB of "
+                        "CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 1.00 GiB of "
                         "which 760.00 MiB is free. Of the allocated memory 256.00 MiB is allocated by PyTorch, and "
                         "this process has a memory allocated limit of 256.00 MiB."),
     "tf_conv_algo": ("tf", {"CGTEST_GPU_HELD_MB": "1020"},

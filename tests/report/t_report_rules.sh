@@ -14,6 +14,12 @@ declare -A SAYS=(
     [gpu_hidden]='CUDA_VISIBLE_DEVICES="-1" hides every GPU'
     [gpu_hidden.empty]='CUDA_VISIBLE_DEVICES="" hides every GPU'
     [no_gpu_device]="nvidia-smi -L"
+    [gpu_device_denied]="/dev/nvidia0 exists but this process cannot open it (EACCES; mode 0660 root:video; this process (uid 1000) is not in group video)"
+    [gpu_device_denied.mode]="NVreg_DeviceFileMode"
+    [no_device_files]="no NVIDIA device file (/dev/nvidia*) exists"
+    [uvm_missing]="sudo modprobe nvidia-uvm"
+    [visible_devices_unknown]='CUDA_VISIBLE_DEVICES="3" starts with 3, a GPU this machine does not have (NVML lists 2: 0 (GPU-5e2a0c1d'
+    [visible_devices_unknown.uuid]="starts with GPU-deadbeef"
     [driver_older_than_runtime]="one for CUDA 13.0 or newer"
     [load_cudart_failed]="found instead: /usr/local/cuda/lib64/libcudart.so.13"
     [load_cudnn_failed]="nvidia-cudnn-cu12"
@@ -38,6 +44,10 @@ declare -A SAYS=(
     [graph_finalize_failed]="TORCH_CUDNN_V8_API_DISABLED=1"
     [alloc_fragmented]="expandable_segments:True"
     [alloc_failed]="500 MiB of 24.0 GiB was free"
+    [alloc_larger_than_gpu]="the request (150.0 GiB) is larger than the whole GPU (139.7 GiB): no setting makes it fit"
+    [alloc_larger_than_gpu.message]="the request (150.0 GiB) is larger than the whole GPU (139.7 GiB)"
+    [framework_pool_in_process]="JAX preallocated 104.8 GiB (75% of the GPU's 139.7 GiB"
+    [framework_pool_in_process.message]="of which PyTorch holds 2 MiB (386 KiB allocated)"
     [alloc_memory_held]="kill 4242"
     [alloc_failed.call]="cudaErrorMemoryAllocation"
     [gpu_never_used]="python3 train.py --epochs 3"

@@ -350,10 +350,165 @@ static json_t *create_cause(struct trace *t, json_t *ev)
     return cause_new("unknown", NULL);
 }
 
+/* ---- a driver that shows no GPU: its device files and the GPU selection
+ * (the shim's dev_nodes, creds and nvml_gpus of a failed cuInit) */
+static bool is_gpu_node(const char *path)
+{
+    const char *p = strncmp(path, "/dev/nvidia", 11) == 0 ? path + 11 : "";
+    if (!*p)
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return !*p;
+}
+
+/* the nodes CUDA opens: the control node, UVM's, the GPUs' */
+static bool node_needed(const char *path)
+{
+    return strcmp(path, "/dev/nvidiactl") == 0 || strcmp(path, "/dev/nvidia-uvm") == 0 || is_gpu_node(path);
+}
+
+static bool in_group(json_t *creds, long long gid)
+{
+    if (jint(creds, "egid", -1) == gid)
+        return true;
+    json_t *g = jget(creds, "groups");
+    for (size_t i = 0; i < json_array_size(g); i++)
+        if (json_integer_value(json_array_get(g, i)) == gid)
+            return true;
+    return false;
+}
+
+static json_t *node_fact(json_t *c, json_t *node, json_t *creds)
+{
+    static const char *const keys[] = {"path", "access", "mode", "owner", "group", "uid", "gid"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (jget(node, keys[i]))
+            json_object_set(c, keys[i], jget(node, keys[i]));
+    if (creds) {
+        json_object_set_new(c, "in_group", json_boolean(in_group(creds, jint(node, "gid", -1))));
+        json_object_set_new(c, "euid", json_integer(jint(creds, "euid", -1)));
+    }
+    return c;
+}
+
+/* statuses a driver gives when it cannot reach the GPU: no device, invalid
+ * device, the OS refused, not permitted, unknown */
+static bool no_gpu_status(long long st) { return st == 100 || st == 101 || st == 304 || st == 800 || st == 999; }
+
+static json_t *devnode_cause(json_t *ev)
+{
+    json_t *nodes = jget(ev, "dev_nodes"), *denied = NULL, *uvm = NULL;
+    if (!json_is_array(nodes) || !no_gpu_status(jint(ev, "status", 0)))
+        return NULL;
+    int gpus = 0;
+    bool ctl = false;
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        json_t *n = json_array_get(nodes, i);
+        const char *path = jstr(n, "path", "");
+        bool exists = jtrue(n, "exists");
+        gpus += exists && is_gpu_node(path);
+        ctl |= exists && strcmp(path, "/dev/nvidiactl") == 0;
+        if (!exists && strcmp(path, "/dev/nvidia-uvm") == 0)
+            uvm = n;
+        if (exists && !denied && node_needed(path) && strcmp(jstr(n, "access", "ok"), "ok") != 0)
+            denied = n;
+    }
+    if (denied)
+        return node_fact(cause_new("device_files_denied", "a device file of the GPU exists but this process may "
+                                                          "not open it"),
+                         denied, jget(ev, "creds"));
+    if (!gpus)
+        return json_pack("{s:s, s:s, s:b, s:n}", "kind", "no_device_files", "detail",
+                         ctl ? "/dev/nvidiactl exists but no /dev/nvidiaN: no GPU is passed to this process"
+                             : "no NVIDIA device file (/dev/nvidia*) exists",
+                         "ctl", ctl, "seq");
+    if (uvm)
+        return cause_new("uvm_missing", "/dev/nvidia-uvm does not exist: the nvidia-uvm kernel module is not "
+                                        "loaded");
+    return NULL;
+}
+
+/* a CUDA_VISIBLE_DEVICES entry NVML knows: an index below its count, a
+ * GPU- or MIG- UUID (or the unique prefix CUDA accepts) it lists */
+static bool visible_entry_known(const char *e, size_t n, json_t *list)
+{
+    json_t *gpus = jget(list, "gpus");
+    if (n && e[0] >= '0' && e[0] <= '9') {
+        long long idx = 0;
+        for (size_t k = 0; k < n; k++) {
+            if (e[k] < '0' || e[k] > '9')
+                return false;
+            idx = idx * 10 + (e[k] - '0');
+        }
+        return idx < jint(list, "count", 0);
+    }
+    for (size_t i = 0; i < json_array_size(gpus); i++) {
+        json_t *g = json_array_get(gpus, i);
+        if (strncmp(jstr(g, "uuid", ""), e, n) == 0)
+            return true;
+        json_t *mig = jget(g, "mig");
+        for (size_t m = 0; m < json_array_size(mig); m++)
+            if (strncmp(json_string_value(json_array_get(mig, m)) ? json_string_value(json_array_get(mig, m)) : "",
+                        e, n) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* "0 (GPU-...), 1 (GPU-...)": what NVML lists */
+static char *gpus_have(json_t *list)
+{
+    struct sbuf b = {0};
+    json_t *gpus = jget(list, "gpus");
+    for (size_t i = 0; i < json_array_size(gpus); i++) {
+        json_t *g = json_array_get(gpus, i);
+        sb_printf(&b, "%s%lld", i ? ", " : "", jint(g, "index", (long long)i));
+        if (jstr(g, "uuid", NULL))
+            sb_printf(&b, " (%s)", jstr(g, "uuid", ""));
+        json_t *mig = jget(g, "mig");
+        for (size_t m = 0; m < json_array_size(mig); m++)
+            sb_printf(&b, "%s%s", m ? ", " : " with MIG instances ", json_string_value(json_array_get(mig, m)));
+    }
+    return sb_take(&b);
+}
+
+/* CUDA takes the entries of CUDA_VISIBLE_DEVICES in order and stops at the
+ * first it cannot match: when that is the first, no GPU is visible.  NVIDIA_
+ * VISIBLE_DEVICES is the container runtime's, read when the container was
+ * made: inside it NVML numbers what it got from 0, so only its own "none"
+ * or "void" can be judged (rules/driver.c m_gpu_hidden). */
+static json_t *visible_cause(struct trace *t, json_t *ev)
+{
+    const char *cvd = jstr(t->start, "env.CUDA_VISIBLE_DEVICES", NULL);
+    json_t *list = jget(ev, "nvml_gpus");
+    if (!cvd || jint(ev, "status", 0) != 100 || !list || jint(list, "count", -1) < 0)
+        return NULL;
+    const char *e = cvd;
+    while (*e == ' ')
+        e++;
+    size_t n = strcspn(e, ",");
+    while (n && e[n - 1] == ' ')
+        n--;
+    if (!n || visible_entry_known(e, n, list))
+        return NULL; /* empty or "-1" hides all: gpu_hidden's */
+    if (e[0] == '-' || ((e[0] < '0' || e[0] > '9') && strncmp(e, "GPU-", 4) != 0 && strncmp(e, "MIG-", 4) != 0))
+        return NULL;
+    char *have = gpus_have(list);
+    json_t *c = json_pack("{s:s, s:s, s:s, s:s, s:s%, s:I, s:s, s:n}", "kind", "visible_devices_unknown", "detail",
+                          "CUDA_VISIBLE_DEVICES names a GPU NVML does not list", "var", "CUDA_VISIBLE_DEVICES",
+                          "value", cvd, "entry", e, n, "count", (json_int_t)jint(list, "count", 0), "have",
+                          *have ? have : "none", "seq");
+    free(have);
+    return c;
+}
+
 static json_t *context_cause(struct trace *t, json_t *ev)
 {
-    if (jint(ev, "status", 0) != 2) /* CUDA_ERROR_OUT_OF_MEMORY */
-        return NULL;
+    if (jint(ev, "status", 0) != 2) { /* CUDA_ERROR_OUT_OF_MEMORY */
+        json_t *c = devnode_cause(ev);
+        return c ? c : visible_cause(t, ev);
+    }
     json_t *top = top_other(ev, t->pid);
     json_t *c = cause_new(top ? "memory_held_by_other_process" : "out_of_memory", NULL);
     if (top)
@@ -375,8 +530,181 @@ static json_t *exec_cause(json_t *ev)
     return cause_new("unknown", NULL);
 }
 
+/* ---- out of memory: the request against the whole GPU, and the pools of
+ * this process's frameworks.  PyTorch's message says what PyTorch itself
+ * holds (allocated, reserved but unallocated) and what the whole process
+ * has in use; the rest of the process's memory is another library's. */
+
+/* Memory a process holds beyond its frameworks' own: the CUDA context and
+ * the libraries' handles and workspaces (cuBLAS, cuDNN), some hundreds of
+ * MiB on an H100/H200.  Beyond this another pool is in the process. */
+#define NON_FW_SLACK_BYTES (2ll << 30)
+
+/* "150.00 GiB" -> bytes; -1 when p holds no size */
+static long long size_at(const char *p)
+{
+    if (!p)
+        return -1;
+    while (*p == ' ')
+        p++;
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p)
+        return -1;
+    while (*end == ' ')
+        end++;
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0},
+                 {"KiB", 1024.0},          {"bytes", 1.0},        {"B", 1.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strncmp(end, units[i].unit, strlen(units[i].unit)) == 0)
+            return (long long)(v * units[i].mult);
+    return -1;
+}
+
+static long long size_after(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    return p ? size_at(p + strlen(needle)) : -1;
+}
+
+/* the size just before `needle` ("386.50 KiB is allocated by PyTorch") */
+static long long size_before(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    if (!p)
+        return -1;
+    const char *q = p;
+    int spaces = 0;
+    while (q > text && spaces < 3) /* back over "<number> <unit> " */
+        if (*--q == ' ')
+            spaces++;
+    return size_at(q);
+}
+
+/* PyTorch's OutOfMemoryError (c10/cuda/CUDACachingAllocator.cpp), today's
+ * words and those before 2.1; "torch_oom" facts on the output event */
+static json_t *torch_oom_facts(const char *text)
+{
+    long long req = size_after(text, "Tried to allocate ");
+    if (req < 0)
+        return NULL;
+    long long total = size_after(text, "has a total capacity of ");
+    if (total < 0)
+        total = size_before(text, "total capacity");
+    long long fr = size_after(text, " of which ");
+    if (fr < 0)
+        fr = size_before(text, "free;");
+    long long in_use = size_after(text, "this process has ");
+    long long alloc = size_before(text, "is allocated by PyTorch");
+    if (alloc < 0)
+        alloc = size_before(text, "already allocated");
+    long long unalloc = size_before(text, "is reserved by PyTorch but unallocated");
+    json_t *o = json_pack("{s:I}", "request", (json_int_t)req);
+    const char *keys[] = {"total", "free", "process_in_use", "torch_allocated", "torch_reserved_unallocated"};
+    long long vals[] = {total, fr, in_use, alloc, unalloc};
+    for (size_t i = 0; i < 5; i++)
+        if (vals[i] >= 0)
+            json_object_set_new(o, keys[i], json_integer(vals[i]));
+    return o;
+}
+
+/* the framework of a process other than the one that failed whose pool may
+ * hold the GPU: JAX/XLA preallocates 75% at start, TensorFlow nearly all of
+ * it, CuPy keeps what it freed */
+static unsigned pool_framework(struct trace *t, unsigned victim)
+{
+    static const unsigned order[] = {FW_JAX, FW_TF, FW_CUPY, FW_TORCH};
+    unsigned fws = frameworks_of(t) & ~victim;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (fws & order[i])
+            return order[i];
+    return 0;
+}
+
+static json_t *pool_cause(unsigned fw, unsigned victim, long long bytes, long long total)
+{
+    json_t *c = json_pack("{s:s, s:s, s:s, s:I, s:n}", "kind", "other_framework_pool", "framework", fw_label(fw),
+                          "victim", victim ? fw_label(victim) : "the failing library", "pool", (json_int_t)bytes, "seq");
+    if (total > 0)
+        json_object_set_new(c, "total", json_integer(total));
+    return c;
+}
+
+static json_t *torch_oom_cause(struct trace *t, json_t *ev)
+{
+    json_t *o = jget(ev, "torch_oom");
+    long long req = jint(o, "request", -1), total = jint(o, "total", -1), in_use = jint(o, "process_in_use", -1);
+    if (req > 0 && total > 0 && req > total)
+        return json_pack("{s:s, s:I, s:I, s:n}", "kind", "request_larger_than_gpu", "bytes", (json_int_t)req,
+                         "total", (json_int_t)total, "seq");
+    long long torch = jint(o, "torch_allocated", 0) + jint(o, "torch_reserved_unallocated", 0);
+    unsigned fw = pool_framework(t, FW_TORCH);
+    if (in_use >= 0 && fw && in_use - torch > NON_FW_SLACK_BYTES) {
+        json_t *c = pool_cause(fw, FW_TORCH, in_use - torch, total);
+        json_object_set_new(c, "from", json_string("message"));
+        return c;
+    }
+    return NULL;
+}
+
+static void torch_oom_read(struct trace *t)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "output") || strcmp(jstr(e, "kind", ""), "oom") != 0 || jget(e, "torch_oom"))
+            continue;
+        json_t *o = torch_oom_facts(jstr(e, "text", ""));
+        if (o)
+            json_object_set_new(e, "torch_oom", o);
+    }
+}
+
+/* PyTorch's numbers for this process, when it printed them */
+static json_t *torch_oom_of(struct trace *t)
+{
+    for (size_t i = json_array_size(t->events); i-- > 0;) {
+        json_t *o = jget(json_array_get(t->events, i), "torch_oom");
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+static json_t *alloc_cause(struct trace *t, json_t *ev)
+{
+    long long bytes = jint(ev, "bytes", -1), total = jint(ev, "mem.total", -1);
+    /* CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2 */
+    if (jint(ev, "status", 0) != 2 && jint(ev, "driver_status", 0) != 2)
+        return NULL;
+    /* cuDNN's own allocations are workspaces of an algorithm it chose: the
+     * workspace rules say that (another algorithm needs less) */
+    bool cudnn = strncmp(base_name(jstr(ev, "caller", "")), "libcudnn", 8) == 0;
+    if (bytes > 0 && total > 0 && bytes > total && !cudnn)
+        return json_pack("{s:s, s:I, s:I, s:n}", "kind", "request_larger_than_gpu", "bytes", (json_int_t)bytes,
+                         "total", (json_int_t)total, "seq");
+    unsigned victim = fw_of_path(jstr(ev, "caller", ""));
+    unsigned fw = pool_framework(t, victim);
+    long long largest = jint(ev, "largest_ok", -1);
+    json_t *o = torch_oom_of(t);
+    long long in_use = jint(o, "process_in_use", -1);
+    long long torch = jint(o, "torch_allocated", 0) + jint(o, "torch_reserved_unallocated", 0);
+    if (!fw || !victim)
+        return NULL;
+    /* one block of half the GPU or more (a preallocated pool), or PyTorch's
+     * own count of memory in this process that is not PyTorch's */
+    if (total > 0 && largest * 2 >= total)
+        return pool_cause(fw, victim, largest, total);
+    if (victim == FW_TORCH && in_use >= 0 && in_use - torch > NON_FW_SLACK_BYTES)
+        return pool_cause(fw, victim, in_use - torch, total);
+    return NULL;
+}
+
 static void tell_causes(struct trace *t)
 {
+    torch_oom_read(t);
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i), *c = NULL;
         if (jget(e, "likely_cause"))
@@ -387,6 +715,10 @@ static void tell_causes(struct trace *t)
             c = context_cause(t, e);
         else if (is_ev(e, "graph_exec_failed"))
             c = exec_cause(e);
+        else if (is_ev(e, "alloc_failed"))
+            c = alloc_cause(t, e);
+        else if (is_ev(e, "output") && jget(e, "torch_oom"))
+            c = torch_oom_cause(t, e);
         if (c)
             json_object_set_new(e, "likely_cause", c);
     }

@@ -30,7 +30,8 @@ const size_t n_messages = sizeof messages / sizeof messages[0];
 
 #define MAX_FILE (64u << 20)  /* a capture file larger than this is not ours */
 #define MAX_HEADER (1 << 16)  /* its first line, the header, is shorter */
-#define MAX_QUOTE 300         /* characters of one quoted line */
+#define MAX_QUOTE 600         /* characters of one quoted line: PyTorch's OutOfMemoryError has its numbers
+                                 * up to ~450 characters in (analysis/diagnose.c reads them) */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
 
 /* ---- rank prefixes */

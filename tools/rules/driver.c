@@ -118,3 +118,65 @@ bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "seen", xasprintf("#%lld start: %s=\"%s\" in the environment", jint(t->start, "seq", 0), var, val));
     return true;
 }
+
+/* ---- a GPU device file this process may not open (analysis/diagnose.c
+ * devnode_cause): who may, who this process is, and what would let it */
+static bool group_may(const char *mode) /* the group's rw bits of "0660" */
+{
+    return strlen(mode) == 4 && (mode[2] == '6' || mode[2] == '7');
+}
+
+bool m_device_denied(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    const char *owner = jstr(ev, "likely_cause.owner", NULL), *group = jstr(ev, "likely_cause.group", NULL);
+    const char *mode = jstr(ev, "likely_cause.mode", ""), *path = jstr(ev, "likely_cause.path", "?");
+    const char *access = jstr(ev, "likely_cause.access", "");
+    long long gid = jint(ev, "likely_cause.gid", -1), uid = jint(ev, "likely_cause.uid", -1);
+    long long euid = jint(ev, "likely_cause.euid", -1);
+    char *g = group ? xasprintf("%s", group) : xasprintf("gid %lld", gid);
+    set_own(vars, "owner_group", owner ? xasprintf("%s:%s", owner, g) : xasprintf("uid %lld:%s", uid, g));
+    json_t *in = jget(ev, "likely_cause.in_group");
+    bool member = json_is_true(in);
+    if (strcmp(access, "EACCES") == 0 && group_may(mode) && json_is_boolean(in) && !member) {
+        set_own(vars, "membership", xasprintf("this process (uid %lld) is not in group %s", euid, g));
+        set_own(vars, "access_fix",
+                xasprintf("add the user to group %s: `sudo usermod -aG %s $USER`, then log in again (`id` must list "
+                          "%s; a running shell keeps its old groups); in a container add the group "
+                          "(`docker run --group-add %s ...`) or start it with `--gpus all`",
+                          g, group ? group : "<group>", g, group ? group : "<gid>"));
+    } else if (strcmp(access, "EACCES") == 0) {
+        set_own(vars, "membership",
+                member ? xasprintf("this process is in group %s, but the mode does not let the group read and write",
+                                   g)
+                       : xasprintf("the mode lets neither this process (uid %lld) nor its groups read and write", euid));
+        set_own(vars, "access_fix",
+                xasprintf("the NVIDIA driver makes its device files 0666 unless told otherwise: look for "
+                          "NVreg_DeviceFileMode / NVreg_DeviceFileGID / NVreg_DeviceFileUID in /etc/modprobe.d and "
+                          "for a udev rule that changes %s; `sudo chmod 0666 /dev/nvidia*` lasts until the next boot",
+                          path));
+    } else {
+        set_own(vars, "membership", xasprintf("the check said %s", access));
+        set_own(vars, "access_fix",
+                xasprintf("check %s with `ls -l /dev/nvidia*` and `id` as this user; a read-only or nodev mount of "
+                          "/dev, or a container's device rules, refuse it even when the mode allows",
+                          path));
+    }
+    free(g);
+    return true;
+}
+
+bool m_no_device_files(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    json_t *ct = jget(t->start, "container");
+    bool ctl = jtrue(ev, "likely_cause.ctl");
+    set_str(vars, "nodes_fix",
+            ct || ctl ? "start the container with the GPU: `docker run --gpus all ...` (NVIDIA Container Toolkit; "
+                        "Kubernetes: a `nvidia.com/gpu` resource limit; Slurm: `--gres=gpu:1`); on a machine of your "
+                        "own, check `nvidia-smi -L`"
+                      : "load the driver's kernel module and make its device files: `sudo modprobe nvidia` and `sudo "
+                        "nvidia-modprobe -c=0 -u` (or reboot after installing the driver); `nvidia-smi -L` must list "
+                        "the GPU; in a container: `docker run --gpus all ...`");
+    return true;
+}

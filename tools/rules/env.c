@@ -214,6 +214,15 @@ bool m_two_frameworks(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "fws", sb_take(&b));
     set_int(vars, "live", live > largest ? live : largest);
     set_str(vars, "grabber", fws & FW_TF ? "TensorFlow" : fws & FW_JAX ? "JAX" : "PyTorch");
+    /* the knobs of the framework that took the GPU, not another's (issue 27 item 5) */
+    set_str(vars, "grab_fix",
+            fws & FW_TF ? "give the GPU to one of them: hide it from TensorFlow before the other uses it "
+                          "(`tf.config.set_visible_devices([], 'GPU')`) or let TensorFlow grow on demand "
+                          "(`tf.config.experimental.set_memory_growth(gpu, True)`)"
+            : fws & FW_JAX ? "stop JAX from preallocating: `XLA_PYTHON_CLIENT_PREALLOCATE=false`, or a smaller pool "
+                             "(`XLA_PYTHON_CLIENT_MEM_FRACTION=.3`), set before JAX starts; or separate processes"
+                           : "release PyTorch's cached memory before the other one runs (`torch.cuda.empty_cache()`) "
+                             "or cap it (`torch.cuda.set_per_process_memory_fraction`)");
     return true;
 }
 

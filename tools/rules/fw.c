@@ -43,6 +43,8 @@ static unsigned fw_of_name(const char *n)
     return 0;
 }
 
+unsigned fw_of_path(const char *path) { return fw_of_text(path); }
+
 unsigned frameworks_of(struct trace *t)
 {
     static const char *const fields[] = {"path", "needed_by", "caller", "name"};

@@ -28,19 +28,7 @@ long long cuda_major(struct trace *t);
 /* "process 4242 (python3) holds 70.0 GiB" for up to 3 other holders, largest first */
 char *holders_text(json_t *ev, long long own_pid, long long *top_pid);
 
-/* ---- fw.c: which framework the process ran (from its libraries,
- * the objects that called, and argv) */
-enum {
-    FW_TORCH = 1 << 0,
-    FW_TF = 1 << 1,
-    FW_JAX = 1 << 2,
-    FW_CUPY = 1 << 3,
-    FW_ORT = 1 << 4,
-    FW_CT2 = 1 << 5,
-};
-unsigned frameworks_of(struct trace *t);
-/* "PyTorch", "TensorFlow", "JAX", ... for one bit; "" for none */
-const char *fw_label(unsigned fw);
+/* ---- fw.c (frameworks_of, fw_label: rules.h) */
 /* the first of a process's frameworks, in the order a report names them */
 unsigned fw_primary(unsigned fws);
 /* text for the framework of the process: jax, tf, torch, or other */
@@ -64,6 +52,10 @@ MATCH(m_driver_error);
 /* driver.c: no driver, the GPUs hidden */
 MATCH(m_no_driver);
 MATCH(m_gpu_hidden);
+MATCH(m_device_denied);
+MATCH(m_no_device_files);
+MATCH(m_larger_than_gpu);
+MATCH(m_framework_pool);
 /* loading.c: a library that did not load */
 MATCH(m_load_failed);
 MATCH(m_load_other);

@@ -159,6 +159,101 @@ bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "holders_note", *h ? xasprintf("; %s", h) : xstrdup(""));
     set_own(vars, "kill_note", top >= 0 ? xasprintf("stop the other process if it is a leftover (`kill %lld`); ", top)
                                         : xstrdup(""));
+    /* the knobs of the frameworks in this process only (issue 27 item 5) */
+    unsigned fws = frameworks_of(&s->t[ti]);
+    struct sbuf k = {0};
+    if (fws & FW_TORCH)
+        sb_add(&k, "; PyTorch: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` when its message shows much memory "
+                   "reserved but unallocated");
+    if (fws & FW_TF)
+        sb_add(&k, "; TensorFlow `tf.config.experimental.set_memory_growth(gpu, True)`");
+    if (fws & FW_JAX)
+        sb_add(&k, "; JAX `XLA_PYTHON_CLIENT_PREALLOCATE=false` when another library of the process needs memory too");
+    set_own(vars, "fw_knob", k.s ? sb_take(&k) : xstrdup(""));
+    /* other processes only when NVML did not say there are none */
+    json_t *hl = jget(ev, "holders");
+    set_str(vars, "nvsmi_note", *h || !json_is_array(hl) ? "; look at `nvidia-smi` for other processes" : "");
     free(h);
+    return true;
+}
+
+/* ---- one request larger than the whole GPU (analysis/diagnose.c) */
+bool m_larger_than_gpu(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    unsigned fws = frameworks_of(&s->t[ti]);
+    struct sbuf b = {0};
+    sb_add(&b, "make that one tensor smaller: a smaller batch, sequence length or image, or the work split into "
+               "chunks; look for a shape that is wrong (a dimension multiplied in twice, a size meant for the CPU); "
+               "a model this large needs several GPUs");
+    if (fws & FW_TORCH)
+        sb_add(&b, " (PyTorch: FSDP or tensor parallelism)");
+    if (fws & FW_JAX)
+        sb_add(&b, " (JAX: shard the array over devices, `jax.sharding`)");
+    if (fws & FW_TF)
+        sb_add(&b, " (TensorFlow: `tf.distribute`)");
+    sb_add(&b, " or a GPU with more memory");
+    set_own(vars, "big_fix", sb_take(&b));
+    if (is_ev(ev, "output"))
+        set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
+    return true;
+}
+
+/* ---- another framework's pool in this process (analysis/diagnose.c) */
+static const char *pool_fix_of(const char *fw, const char *victim)
+{
+    if (strcmp(fw, "JAX") == 0)
+        return "stop JAX from preallocating before it starts: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (it allocates "
+               "on demand) or a smaller pool, `XLA_PYTHON_CLIENT_MEM_FRACTION=.3`; or run the JAX part and the "
+               "other part in separate processes";
+    if (strcmp(fw, "TensorFlow") == 0)
+        return "let TensorFlow grow on demand before it touches the GPU: "
+               "`tf.config.experimental.set_memory_growth(gpu, True)` (or `TF_FORCE_GPU_ALLOW_GROWTH=true`), or hide "
+               "the GPU from it (`tf.config.set_visible_devices([], 'GPU')`); or separate processes";
+    if (strcmp(fw, "CuPy") == 0)
+        return "give CuPy's cached blocks back before the other library runs "
+               "(`cupy.get_default_memory_pool().free_all_blocks()`) or cap the pool "
+               "(`cupy.get_default_memory_pool().set_limit(size=...)`)";
+    (void)victim;
+    return "release that framework's cached memory before the other one runs (PyTorch: "
+           "`torch.cuda.empty_cache()`), or cap it (`torch.cuda.set_per_process_memory_fraction`)";
+}
+
+bool m_framework_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    const char *fw = jstr(ev, "likely_cause.framework", "?"), *victim = jstr(ev, "likely_cause.victim", "?");
+    long long pool = jint(ev, "likely_cause.pool", -1), total = jint(ev, "likely_cause.total", -1);
+    bool msg = is_ev(ev, "output");
+    const char *dflt = strcmp(fw, "JAX") == 0 ? "; JAX takes 75% of the GPU at start unless told otherwise"
+                       : strcmp(fw, "TensorFlow") == 0 ? "; TensorFlow takes nearly the whole GPU unless told otherwise"
+                                                       : "";
+    set_str(vars, "how", strcmp(fw, "JAX") == 0 || strcmp(fw, "TensorFlow") == 0 ? "preallocated" : "holds");
+    char tb[32];
+    set_own(vars, "share", total > 0 && pool > 0 ? xasprintf(" (%lld%% of the GPU's %s%s)", (pool * 100 + total / 2) / total,
+                                                             fmt_size(total, tb, sizeof tb), dflt)
+                                                 : xstrdup(""));
+    char a[32], b[32], c[32], d[32];
+    json_t *o = msg ? jget(ev, "torch_oom") : NULL;
+    if (msg)
+        set_own(vars, "asked", xasprintf("asked for %s with %s free", fmt_size(jint(o, "request", -1), a, sizeof a),
+                                         fmt_size(jint(o, "free", -1), b, sizeof b)));
+    else
+        set_own(vars, "asked", xasprintf("asked for %s (%s) with %s free", fmt_size(jint(ev, "bytes", -1), a, sizeof a),
+                                         jstr(ev, "fn", "?"), fmt_size(jint(ev, "mem.free", -1), b, sizeof b)));
+    /* PyTorch's own words agree: the process holds much, PyTorch little */
+    json_t *t = o;
+    for (size_t i = json_array_size(s->t[ti].events); !t && i-- > 0;)
+        t = jget(json_array_get(s->t[ti].events, i), "torch_oom");
+    if (t && jint(t, "process_in_use", -1) >= 0)
+        set_own(vars, "torch_note",
+                xasprintf("; PyTorch's message: this process has %s in use, of which PyTorch holds %s (%s allocated)",
+                          fmt_size(jint(t, "process_in_use", 0), a, sizeof a),
+                          fmt_size(jint(t, "torch_allocated", 0) + jint(t, "torch_reserved_unallocated", 0), c, sizeof c),
+                          fmt_size(jint(t, "torch_allocated", 0), d, sizeof d)));
+    else
+        set_str(vars, "torch_note", "");
+    set_str(vars, "pool_fix", pool_fix_of(fw, victim));
+    if (msg)
+        set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
     return true;
 }

@@ -33,6 +33,21 @@ char *expand(const char *tmpl, json_t *vars, json_t *ev);  /* {path[:fmt]} */
  * "Returning 209 ...", or NULL. */
 char *driver_words(struct trace *t, json_t *ev);
 
+/* ---- fw.c: which framework the process ran (from its libraries, the
+ * objects that called, and argv); analysis/diagnose.c asks it too */
+enum {
+    FW_TORCH = 1 << 0,
+    FW_TF = 1 << 1,
+    FW_JAX = 1 << 2,
+    FW_CUPY = 1 << 3,
+    FW_ORT = 1 << 4,
+    FW_CT2 = 1 << 5,
+};
+unsigned frameworks_of(struct trace *t);
+/* "PyTorch", "TensorFlow", "JAX", ... for one bit; "" for none */
+const char *fw_label(unsigned fw);
+/* the frameworks a path names (a library's or a caller's folder) */
+unsigned fw_of_path(const char *path);
 /* ---- fw.c: "you see" in the words of the process's framework (takes text) */
 char *frame_symptom(struct trace_set *s, size_t ti, char *text);
 
