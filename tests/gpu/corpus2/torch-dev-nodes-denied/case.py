@@ -30,9 +30,12 @@ if sys.argv[1:] != ["inside"]:
     me = os.path.abspath(__file__)
     shim = [p for p in os.environ.get("LD_PRELOAD", "").replace(":", " ").split() if "libconvguard" in p]
     drop = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"]
-    probe = subprocess.run(drop + ["sh", "-c", 'for f in "$@"; do test -r "$f" || { echo "cannot read $f"; exit 1; }; done; '
-                                   'exec "$0" -c "import torch"', sys.executable, me, lib.__file__] + shim,
-                           env=lib.untraced_env(dict(HOME="/tmp")), capture_output=True, text=True, timeout=120)
+    try:
+        probe = subprocess.run(drop + ["sh", "-c", 'for f in "$@"; do test -r "$f" || { echo "cannot read $f"; exit 1; }; '
+                                       'done; exec "$0" -c "import torch"', sys.executable, me, lib.__file__] + shim,
+                               env=lib.untraced_env(dict(HOME="/tmp")), capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        lib.skip("uid %d could not import torch within 120 s" % NOBODY)
     if probe.returncode:
         lib.skip("uid %d cannot run this Python with torch and the shim here: %s" % (
             NOBODY, (probe.stdout + probe.stderr).strip().splitlines()[-1:] or "?"))
