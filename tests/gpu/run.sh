@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the checks that need an NVIDIA GPU, PyTorch and JAX.
 # Not part of `make test` (CI has no GPU).  Usage:
-#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [stubs] [capture] [inspect] [check] [clients] [evidence] ...
+#   tests/gpu/run.sh [loader] [resource] [graph] [cli] [memcount] [overhead] [pairs] [fallback] [robust] [fork] [driverlog] [corpus] [corpus2] [stubs] [capture] [inspect] [check] [clients] [evidence] ...
 #   (default: loader resource graph)
 # Prints what it measured; writes traces under $OUT (or ./gpu-out).
 set -u
@@ -555,6 +555,22 @@ PYEOF
                 echo "   report $(basename "$d"): $(build/convguard report --json "$d" 2>/dev/null | $PY -c 'import json,sys; r=json.load(sys.stdin); print([f["rule"] for f in r["findings"]])' 2>/dev/null)"
             done
         fi
+        ;;
+    corpus2)
+        # issue 27: real failures of the message families of tools/model/patterns.def and of the
+        # classes of shared/real-world-failures.md not yet made on a GPU, one case each in
+        # tests/gpu/corpus2/ (README there), run under `convguard run`; score.py scores the report's
+        # headline against each case's expect.  CORPUS2_CASES="a b" picks cases, CORPUS2_BUDGET_S
+        # (420) bounds the time; the traces and captures come back in $OUT/corpus2.tgz.
+        echo "== corpus2: real failures of patterns.def's message families under convguard run, scored"
+        [ -x build/convguard ] || { echo "   the convguard CLI did not build: no corpus2"; continue; }
+        C2T0=$(date +%s)
+        PY=$PY bash tests/gpu/corpus2/record.sh "$OUT/corpus2" | sed 's/^/   /'
+        echo "   recorded in $(( $(date +%s) - C2T0 )) s"
+        # shellcheck disable=SC2086 # a list of case names
+        $PY tests/gpu/corpus2/score.py "$OUT/corpus2" ${CORPUS2_CASES:-}
+        (cd "$OUT" && tar czf corpus2.tgz --exclude=corpus2/bin corpus2) &&
+            echo "   $OUT/corpus2.tgz: $(du -k "$OUT/corpus2.tgz" | cut -f1) KiB"
         ;;
     cli)
         # issue 6 on the GPU: smoke, doctor, a two-rank torchrun with one aggregated report, and the
