@@ -235,6 +235,9 @@ void cg_repeat_flush(void);           /* the `repeated` events owed, written now
 void cg_repeat_after_fork(void);      /* a forked child's counts start afresh */
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void); /* opens this process's file, sets cg.fd; 0, or -1 (warned) when it cannot */
+/* the file cg_trace_open makes: one per (parent, key), not per pid; where a
+ * sibling already made it, none (and no warning) */
+void cg_trace_name_once(long long parent, const char *key);
 int cg_trace_fd(void);   /* cg.fd, read atomically: a descriptor, CG_FD_BY_PATH, or -1 (off) */
 bool cg_trace_refused(void); /* the trace folder was refused (warned once): tracing is off for good */
 /* cg.fd while the shim holds no descriptor of the file: under an

@@ -434,13 +434,38 @@ void cg_shim_init(void)
     errno = saved;
 }
 
+/* A CUDA tool that did nothing else (XLA runs `ptxas --version` 47 times
+ * at a JAX start): the first run of this tool (by path) under this parent
+ * gets a file, <host>-<ppid>.<tool>-<hash of the path>.jsonl, made once,
+ * which is all the report needs of it (the tool's path and toolkit version);
+ * the other runs leave none.  Nothing counts them: they are not traced. */
+static void one_file_per_parent(const char *exe)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = exe; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    static const char hex[] = "0123456789abcdef";
+    char key[48];
+    size_t n = cg_strlcpy(key, cg_basename(exe), 24);
+    key[n++] = '-';
+    for (int i = 7; i >= 0; i--)
+        key[n++] = hex[(h >> (4 * i)) & 15];
+    key[n] = 0;
+    cg_trace_name_once(getppid(), key);
+}
+
 /* At exit, for a process that wrote nothing yet: does it deserve a file? */
 static bool worth_a_file(void)
 {
     char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    return is_cuda_tool(exe) || ev_frameworks(NULL) > 0;
+    if (ev_frameworks(NULL) > 0)
+        return true;
+    if (!is_cuda_tool(exe))
+        return false;
+    one_file_per_parent(exe);
+    return true;
 }
 
 static void count_cb(struct cg_lib *l, void *arg)
@@ -549,8 +574,8 @@ __attribute__((destructor)) static void cg_dtor(void)
         cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
     }
     cg_ev_end(&e);
-    if (cg_cfg.quiet || cg_trace_refused())
-        return; /* refused: the one warning at the first event said why */
+    if (cg_cfg.quiet || cg_trace_refused() || !cg.path[0])
+        return; /* refused: the one warning at the first event said why; no file: a sibling's says it */
     /* Benign probes were counted as failures when they happened; only the
      * ones no success followed still count. */
     char line[2048], primary[1024];

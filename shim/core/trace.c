@@ -623,9 +623,20 @@ static void note_identity(int fd)
 void cg_trace_test_adopt(int fd);
 void cg_trace_test_adopt(int fd) { note_identity(fd); }
 
+/* A file one per parent and key (cg_trace_name_once): its parent's pid and the key, made once. */
+static unsigned long long once_pid;
+static char once_key[80];
+
+void cg_trace_name_once(long long parent, const char *key)
+{
+    once_pid = (unsigned long long)parent;
+    cg_strlcpy(once_key, key, sizeof once_key);
+}
+
 /* The one place the trace file's name is made: <host>[-r<rank>]-<pid>[.<attempt>].jsonl,
- * attempt 1 without its number.  host and rank are sanitised (shim.c), so the
- * name never holds a '/'.  Returns its length (>= cap: cut). */
+ * attempt 1 without its number; or <host>[-r<rank>]-<parent>.<key>.jsonl, once
+ * (cg_trace_name_once).  host and rank are sanitised (shim.c), the key is the
+ * caller's [a-z0-9-], so the name never holds a '/'.  Returns its length (>= cap: cut). */
 static size_t trace_name(char *out, size_t cap, int attempt)
 {
     size_t n = cg_strlcpy(out, cg.host, cap);
@@ -634,6 +645,12 @@ static size_t trace_name(char *out, size_t cap, int attempt)
         n = cg_append(out, cap, n, cg.rank);
     }
     n = cg_append(out, cap, n, "-");
+    if (once_key[0]) {
+        n = cg_append_u(out, cap, n, once_pid);
+        n = cg_append(out, cap, n, ".");
+        n = cg_append(out, cap, n, once_key);
+        return cg_append(out, cap, n, ".jsonl");
+    }
     n = cg_append_u(out, cap, n, (unsigned long long)cg.pid);
     if (attempt > 1) {
         /* the same pid after exec, or a pid reused: a fresh file, numbered */
@@ -683,6 +700,8 @@ int cg_trace_open(void)
         } else if (errno != EEXIST) {
             cg_warn("cannot create the trace file, tracing off: ", p);
             break;
+        } else if (once_key[0]) {
+            break; /* a sibling made it: it says what this one would */
         } else if (attempt == 99) {
             cg_warn("too many trace files for this pid, tracing off in ", cg_cfg.dir);
         }
