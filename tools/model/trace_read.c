@@ -477,6 +477,17 @@ static json_t *unfold(struct reading *r, json_t *rep, struct json_scan *sc, long
     return ev;
 }
 
+/* a `repeated` line (parsed already, or not): the event it stands for, NULL if it is none */
+static json_t *read_repeated(struct reading *r, const char *line, size_t n, struct json_scan *sc, json_t *parsed,
+                             long long *extra)
+{
+    json_error_t err;
+    json_t *rep = parsed ? parsed : json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+    json_t *ev = rep ? unfold(r, rep, sc, extra) : NULL;
+    json_decref(rep);
+    return ev;
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -490,21 +501,13 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     json_t *ev = NULL;
     if (ok && (sc.escaped_key || sc.ev_escaped))
         ok = (ev = parse_escaped(line, n, &sc)) != NULL;
+    long long extra = 0; /* of a `repeated` line: the events it stands for past the one */
+    if (ok && sc.has_ev && sc.ev_len == 8 && memcmp(sc.ev, "repeated", 8) == 0)
+        ok = (ev = read_repeated(r, line, n, &sc, ev, &extra)) != NULL;
     if (!ok || !sc.has_ev) {
         json_decref(ev);
         bad_line(t, whole);
         return;
-    }
-    long long extra = 0;
-    if (sc.ev_len == 8 && memcmp(sc.ev, "repeated", 8) == 0) {
-        json_error_t err;
-        json_t *rep = ev ? ev : json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-        ev = rep ? unfold(r, rep, &sc, &extra) : NULL;
-        json_decref(rep);
-        if (!ev) {
-            bad_line(t, whole);
-            return;
-        }
     }
     int kind = name_index(sc.ev, sc.ev_len);
     if (kind >= 0 && !ev) {
