@@ -205,6 +205,7 @@ struct cg_config {
     char extra_libs[512];         /* CONVGUARD_EXTRA_LIBS: more name prefixes to trace */
     bool crash;                   /* CONVGUARD_CRASH (default 1): crash events (crash.c) */
     int unwind;                   /* CONVGUARD_UNWIND: enum cg_unwind (crash.c) */
+    long long repeats;            /* CONVGUARD_REPEATS: identical events written before the rest are counted (repeat.c) */
 };
 /* auto: libunwind or glibc's unwinder when the process already has it
  * (never adds a library); libunwind / glibc: load that one at start */
@@ -222,6 +223,9 @@ struct cg_ev {
     bool final;   /* exit, crash: written even past CONVGUARD_MAX_MB */
     int depth;    /* nesting of open arrays/objects */
     uint64_t seq; /* this event's seq, set by cg_ev_begin (other events point to it) */
+    const char *name; /* the event's name (cg_ev_begin's) */
+    size_t body_at;   /* where its own members start, past the header (seq, t, pid, tid) */
+    uint64_t t_ns;    /* its "t": nanoseconds since start */
 };
 #define CG_EV_BUF 16384
 #define CG_EV_MIN 64 /* smaller buffers build nothing: the event is dropped */
@@ -235,8 +239,20 @@ void cg_ev_hex(struct cg_ev *e, const char *key, unsigned long long v);
 void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-formatted JSON value */
 void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
 void cg_ev_close(struct cg_ev *e, char bracket);
+/* "12.345678": dt_ns as the trace's seconds with microseconds; returns the length (out: 32 bytes) */
+size_t cg_fmt_t(char *out, uint64_t dt_ns);
+
+/* ---- core/repeat.c: an event identical to an earlier one, past the first
+ * CONVGUARD_REPEATS of it, is counted, not written; the counts go out as
+ * `repeated` events before the next event written (exit and crash too) */
+bool cg_repeat_fold(struct cg_ev *e); /* true: counted, not to be written (e sealed) */
+void cg_repeat_flush(void);           /* the `repeated` events owed, written now */
+void cg_repeat_after_fork(void);      /* a forked child's counts start afresh */
 void cg_ev_end(struct cg_ev *e); /* writes the line */
 int cg_trace_open(void); /* opens this process's file, sets cg.fd; 0, or -1 (warned) when it cannot */
+/* the file cg_trace_open makes: one per (parent, key), not per pid; where a
+ * sibling already made it, none (and no warning) */
+void cg_trace_name_once(long long parent, const char *key);
 int cg_trace_fd(void);   /* cg.fd, read atomically: a descriptor, CG_FD_BY_PATH, or -1 (off) */
 bool cg_trace_refused(void); /* the trace folder was refused (warned once): tracing is off for good */
 /* cg.fd while the shim holds no descriptor of the file: under an

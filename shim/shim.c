@@ -15,7 +15,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -294,6 +296,12 @@ static void start_event(pid_t forked_from)
 static pid_t forked_from;
 static bool is_forked_child;
 
+/* One exit line per process: the destructor's or the _exit hook's, whichever
+ * comes first (exit() runs the destructors, then an atexit handler or a
+ * later destructor may call _exit; _exit runs no destructor). */
+static atomic_bool exit_written;
+static void (*real_exit)(int); /* what _exit reaches without the shim (cg_shim_init) */
+
 static void lazy_open(void)
 {
     pid_t parent = forked_from;
@@ -361,6 +369,7 @@ static void after_fork_child(void)
         return;
     forked_from = cg.pid;
     is_forked_child = true;
+    atomic_store(&exit_written, false);
     /* The parent's descriptor is shared: close our copy. */
     int fd = cg_trace_fd();
     __atomic_store_n(&cg.fd, -1, __ATOMIC_RELEASE);
@@ -393,6 +402,10 @@ void cg_shim_init(void)
     cg.t0_ns = cg_now_ns();
     cg.pid = getpid();
     cg_real_dl_init();
+    /* what a call of _exit would reach without the shim: the next in the
+     * global scope (libc's, or another preloaded library's) */
+    if (cg_dl.dlsym)
+        real_exit = (void (*)(int))cg_dl.dlsym(RTLD_NEXT, "_exit");
     cg_fork_gate_init(); /* before any other atfork handler of the shim: see forkgate.c */
     if (getauxval(AT_SECURE)) {
         /* setuid/setgid: the environment is not the user's to trust. Inert:
@@ -421,13 +434,38 @@ void cg_shim_init(void)
     errno = saved;
 }
 
+/* A CUDA tool that did nothing else (XLA runs `ptxas --version` 47 times
+ * at a JAX start): the first run of this tool (by path) under this parent
+ * gets a file, <host>-<ppid>.<tool>-<hash of the path>.jsonl, made once,
+ * which is all the report needs of it (the tool's path and toolkit version);
+ * the other runs leave none.  Nothing counts them: they are not traced. */
+static void one_file_per_parent(const char *exe)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = exe; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    static const char hex[] = "0123456789abcdef";
+    char key[48];
+    size_t n = cg_strlcpy(key, cg_basename(exe), 24);
+    key[n++] = '-';
+    for (int i = 7; i >= 0; i--)
+        key[n++] = hex[(h >> (4 * i)) & 15];
+    key[n] = 0;
+    cg_trace_name_once(getppid(), key);
+}
+
 /* At exit, for a process that wrote nothing yet: does it deserve a file? */
 static bool worth_a_file(void)
 {
     char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
-    return is_cuda_tool(exe) || ev_frameworks(NULL) > 0;
+    if (ev_frameworks(NULL) > 0)
+        return true;
+    if (!is_cuda_tool(exe))
+        return false;
+    one_file_per_parent(exe);
+    return true;
 }
 
 static void count_cb(struct cg_lib *l, void *arg)
@@ -435,6 +473,68 @@ static void count_cb(struct cg_lib *l, void *arg)
     (void)l;
     ++*(int *)arg;
 }
+
+/* the exit event's "calls" and "fails": atomic counters only (the _exit
+ * hook's event has them too) */
+static void ev_counts(struct cg_ev *e)
+{
+    cg_ev_open(e, "calls", '{');
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        uint64_t c = atomic_load(&cg_count[h].calls);
+        if (c)
+            cg_ev_u64(e, cg_hooks[h].name, c);
+    }
+    cg_ev_close(e, '}');
+    cg_ev_open(e, "fails", '{');
+    for (int h = 0; h < CG_NHOOKS; h++) {
+        uint64_t c = atomic_load(&cg_count[h].fails);
+        if (c)
+            cg_ev_u64(e, cg_hooks[h].name, c);
+    }
+    cg_ev_close(e, '}');
+}
+
+/* ---- the process's own way out: _exit and _Exit (Python's os._exit,
+ * multiprocessing's fork workers, daemons) run no destructor, so without
+ * these the trace would stop without its exit line.  They are the shim's
+ * lifecycle hooks, not rows of hooks.def: that table is the CUDA libraries'
+ * functions (slots, real pointers per library, the dlsym and entry-point
+ * routes), and a call of _exit never comes back for a route test to look at
+ * (tests/preload/t_exit.sh tests them).  Async-signal-safe (a handler may
+ * call _exit): atomics, a static buffer taken once, write(2); nothing of the
+ * destructor's that takes a lock (the libraries' table, GPU memory, graph).
+ * A vfork child (posix_spawn's) shares the parent's memory and ran no
+ * atfork handler: its pid is not cg.pid, and it writes nothing. */
+static void exit_line_of_exit(int status)
+{
+    if (!atomic_load(&cg.traced) || cg.pid != getpid() || cg_trace_lazy_pending())
+        return; /* not traced, a vfork child, or nothing written: no file for it */
+    if (atomic_exchange(&exit_written, true))
+        return;
+    int saved = errno;
+    static char b[CG_EV_BUF]; /* the one writer: exit_written */
+    struct cg_ev e;
+    cg_ev_begin(&e, b, sizeof b, "exit");
+    cg_ev_str(&e, "via", "_exit");
+    cg_ev_i64(&e, "exit_status", status);
+    cg_ev_u64(&e, "failures", cg_failures());
+    ev_counts(&e);
+    cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
+    cg_ev_end(&e);
+    errno = saved;
+}
+
+static _Noreturn void leave(int status)
+{
+    exit_line_of_exit(status);
+    if (real_exit)
+        real_exit(status);
+    for (;;) /* no _exit found at start (cannot be): what glibc's does */
+        syscall(SYS_exit_group, status);
+}
+
+CG_EXPORT void _exit(int status) { leave(status); }
+CG_EXPORT void _Exit(int status) { leave(status); }
 
 __attribute__((destructor)) static void cg_dtor(void)
 {
@@ -449,6 +549,8 @@ __attribute__((destructor)) static void cg_dtor(void)
         return;
     if (cg_trace_lazy_pending() && is_forked_child)
         return; /* a forked child that did nothing: the parent's file speaks for it */
+    if (atomic_exchange(&exit_written, true))
+        return;
     int nlib = 0;
     cg_libs_each(count_cb, &nlib);
     int unresolved = cg_libs_unresolved_failures();
@@ -459,20 +561,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_ev_i64(&e, "libs", nlib);
     cg_ev_u64(&e, "failures", fails);
     cg_ev_i64(&e, "load_failures_unresolved", unresolved);
-    cg_ev_open(&e, "calls", '{');
-    for (int h = 0; h < CG_NHOOKS; h++) {
-        uint64_t c = atomic_load(&cg_count[h].calls);
-        if (c)
-            cg_ev_u64(&e, cg_hooks[h].name, c);
-    }
-    cg_ev_close(&e, '}');
-    cg_ev_open(&e, "fails", '{');
-    for (int h = 0; h < CG_NHOOKS; h++) {
-        uint64_t c = atomic_load(&cg_count[h].fails);
-        if (c)
-            cg_ev_u64(&e, cg_hooks[h].name, c);
-    }
-    cg_ev_close(&e, '}');
+    ev_counts(&e);
     cg_ev_u64(&e, "dlopen_repeats", cg_libs_repeats());
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));
     cg_gpumem_exit(&e);
@@ -485,8 +574,8 @@ __attribute__((destructor)) static void cg_dtor(void)
         cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
     }
     cg_ev_end(&e);
-    if (cg_cfg.quiet || cg_trace_refused())
-        return; /* refused: the one warning at the first event said why */
+    if (cg_cfg.quiet || cg_trace_refused() || !cg.path[0])
+        return; /* refused: the one warning at the first event said why; no file: a sibling's says it */
     /* Benign probes were counted as failures when they happened; only the
      * ones no success followed still count. */
     char line[2048], primary[1024];

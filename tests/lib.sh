@@ -43,11 +43,15 @@ trace_lines_valid() {
                      | length > 0 and all' "$1" >/dev/null
 }
 # every line of every trace in DIR is one JSON object and seq has no gaps (lines
-# of different threads may be written out of seq order: sorted, they are 0..n-1)
+# of different threads may be written out of seq order: sorted, they are 0..n-1;
+# the seqs of the events a `repeated` line counts are not lines: 0..n-1+counted,
+# each once)
 traces_valid() {
     local f
     for f in "$1"/*.jsonl; do
         trace_lines_valid "$f" || return 1
-        jq -e -s 'length > 0 and ([.[].seq] | sort) == [range(0; length)]' "$f" >/dev/null || return 1
+        jq -e -s 'length > 0 and ([.[].seq] | unique | length) == length and
+                  ([.[].seq] | max) + 1 == length + ([.[] | select(.ev == "repeated") | .count] | add // 0)' \
+            "$f" >/dev/null || return 1
     done
 }

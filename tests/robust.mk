@@ -194,6 +194,6 @@ fuzz-ci: fuzz
 	done
 
 # the trace builder's edges, linked straight from the shim's objects
-$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o
+$(RB)/test_trace_edges: $(RB_SRC)/test_trace_edges.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/repeat.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o
 	@mkdir -p $(@D)
 	$(CC) $(RB_CFLAGS) -o $@ $^

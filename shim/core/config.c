@@ -17,6 +17,7 @@ struct cg_config cg_cfg = {
     .workspace_limit_mb = -1,
     .max_mb = 256,
     .crash = true,
+    .repeats = 8,
 };
 
 const char *cg_getenv(const char *name)
@@ -71,7 +72,7 @@ static bool list_ok(const char *s)
  * when turned into bytes. */
 #define CG_MAX_MB (16ll << 20)
 
-enum opt_kind { OPT_DIR, OPT_FLAG, OPT_MB, OPT_LIST, OPT_UNWIND };
+enum opt_kind { OPT_DIR, OPT_FLAG, OPT_MB, OPT_COUNT, OPT_LIST, OPT_UNWIND };
 static const struct option {
     const char *name;
     enum opt_kind kind;
@@ -87,6 +88,7 @@ static const struct option {
     {"CONVGUARD_EXTRA_LIBS", OPT_LIST, cg_cfg.extra_libs, 0},
     {"CONVGUARD_CRASH", OPT_FLAG, &cg_cfg.crash, 0},
     {"CONVGUARD_UNWIND", OPT_UNWIND, &cg_cfg.unwind, 0},
+    {"CONVGUARD_REPEATS", OPT_COUNT, &cg_cfg.repeats, 1ll << 20},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 /* read by the CLI and the examples, not by the shim: not typos */
@@ -145,6 +147,14 @@ void cg_config_load(void)
                 *(long long *)o->dst = mb;
             else
                 cg_warn(o->name, " is not a whole number of MiB in range; ignored");
+            break;
+        }
+        case OPT_COUNT: {
+            long long n;
+            if (parse_mb(v, o->max, &n))
+                *(long long *)o->dst = n;
+            else
+                cg_warn(o->name, " is not a whole number in range; ignored");
             break;
         }
         case OPT_UNWIND: {

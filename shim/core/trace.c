@@ -63,6 +63,7 @@ void cg_trace_after_fork(void)
     atomic_store(&cg_last_failure_seq, 0);
     atomic_store(&gap_pending, GAP_NONE);
     atomic_store(&gap_lost, 0);
+    cg_repeat_after_fork();
 }
 
 uint64_t cg_now_ns(void)
@@ -190,6 +191,9 @@ void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
     e->seq = 0;
     /* Below CG_EV_MIN there is no room for a valid line: build nothing. */
     e->overflow = cap < CG_EV_MIN;
+    e->name = name;
+    e->body_at = 0;
+    e->t_ns = 0;
     size_t nl = name ? strlen(name) : 0;
     e->failure = nl > 7 && strcmp(name + nl - 7, "_failed") == 0;
     e->final = name && (strcmp(name, "exit") == 0 || strcmp(name, "crash") == 0 ||
@@ -200,18 +204,25 @@ void cg_ev_begin(struct cg_ev *e, char *storage, size_t cap, const char *name)
     cg_ev_str(e, "ev", name);
     e->seq = atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed);
     cg_ev_u64(e, "seq", e->seq);
-    uint64_t dt = cg_now_ns() - cg.t0_ns;
-    /* seconds since start, microsecond resolution, without floating point */
-    char t[40];
+    e->t_ns = cg_now_ns() - cg.t0_ns;
+    char t[32];
+    cg_fmt_t(t, e->t_ns);
+    cg_ev_raw(e, "t", t);
+    cg_ev_i64(e, "pid", cg.pid);
+    cg_ev_i64(e, "tid", cg_gettid());
+    e->body_at = e->len;
+}
+
+/* seconds since start, microsecond resolution, without floating point */
+size_t cg_fmt_t(char *t, uint64_t dt)
+{
     size_t n = cg_utoa(t, dt / 1000000000ull);
     t[n++] = '.';
     unsigned long long us = (dt / 1000ull) % 1000000ull;
     for (int div = 100000; div; div /= 10)
         t[n++] = (char)('0' + (us / (unsigned)div) % 10);
     t[n] = 0;
-    cg_ev_raw(e, "t", t);
-    cg_ev_i64(e, "pid", cg.pid);
-    cg_ev_i64(e, "tid", cg_gettid());
+    return n;
 }
 
 void cg_ev_strn(struct cg_ev *e, const char *k, const char *val, size_t n)
@@ -362,6 +373,11 @@ void cg_ev_end(struct cg_ev *e)
     ev_seal(e);
     if (e->failure)
         atomic_store_explicit(&cg_last_failure_seq, e->seq + 1, memory_order_relaxed);
+    /* the same event again: counted (repeat.c); else what was counted
+     * goes out first, so a `repeated` line precedes what came after it */
+    if (cg_repeat_fold(e))
+        return;
+    cg_repeat_flush();
     if (!e->final && cg_cfg.max_mb > 0 &&
         atomic_load_explicit(&bytes_written, memory_order_relaxed) + e->len > (uint64_t)cg_cfg.max_mb << 20) {
         /* Past the cap: counted, not written.  The first time, one line says
@@ -607,9 +623,20 @@ static void note_identity(int fd)
 void cg_trace_test_adopt(int fd);
 void cg_trace_test_adopt(int fd) { note_identity(fd); }
 
+/* A file one per parent and key (cg_trace_name_once): its parent's pid and the key, made once. */
+static unsigned long long once_pid;
+static char once_key[80];
+
+void cg_trace_name_once(long long parent, const char *key)
+{
+    once_pid = (unsigned long long)parent;
+    cg_strlcpy(once_key, key, sizeof once_key);
+}
+
 /* The one place the trace file's name is made: <host>[-r<rank>]-<pid>[.<attempt>].jsonl,
- * attempt 1 without its number.  host and rank are sanitised (shim.c), so the
- * name never holds a '/'.  Returns its length (>= cap: cut). */
+ * attempt 1 without its number; or <host>[-r<rank>]-<parent>.<key>.jsonl, once
+ * (cg_trace_name_once).  host and rank are sanitised (shim.c), the key is the
+ * caller's [a-z0-9-], so the name never holds a '/'.  Returns its length (>= cap: cut). */
 static size_t trace_name(char *out, size_t cap, int attempt)
 {
     size_t n = cg_strlcpy(out, cg.host, cap);
@@ -618,6 +645,12 @@ static size_t trace_name(char *out, size_t cap, int attempt)
         n = cg_append(out, cap, n, cg.rank);
     }
     n = cg_append(out, cap, n, "-");
+    if (once_key[0]) {
+        n = cg_append_u(out, cap, n, once_pid);
+        n = cg_append(out, cap, n, ".");
+        n = cg_append(out, cap, n, once_key);
+        return cg_append(out, cap, n, ".jsonl");
+    }
     n = cg_append_u(out, cap, n, (unsigned long long)cg.pid);
     if (attempt > 1) {
         /* the same pid after exec, or a pid reused: a fresh file, numbered */
@@ -667,6 +700,8 @@ int cg_trace_open(void)
         } else if (errno != EEXIST) {
             cg_warn("cannot create the trace file, tracing off: ", p);
             break;
+        } else if (once_key[0]) {
+            break; /* a sibling made it: it says what this one would */
         } else if (attempt == 99) {
             cg_warn("too many trace files for this pid, tracing off in ", cg_cfg.dir);
         }

@@ -84,7 +84,11 @@ else
 fi
 
 # ---- a full disk, by a write(2) fault double preloaded before the shim:
-# ENOSPC from the first byte, and a partial line when the disk fills mid-write
+# ENOSPC from the first byte, and a partial line when the disk fills mid-write.
+# (Here and below the program fails the same call again and again: every one
+# written, CONVGUARD_REPEATS=0, so that the lines fill the disk and the cap;
+# what the shim folds is t_repeat.sh's.)
+export CONVGUARD_REPEATS=0
 for mode in enospc short; do
     D=$WORK/full-$mode
     mkdir -p "$D"
@@ -133,6 +137,7 @@ if [ -x "$ROBUST/prog_threads_asan" ]; then
 fi
 
 # ---- the size cap: past CONVGUARD_MAX_MB events are counted, not written
+# (CONVGUARD_REPEATS=0 still)
 D=$WORK/cap
 mkdir -p "$D"
 check "CONVGUARD_MAX_MB=1: one warning, program unchanged" \

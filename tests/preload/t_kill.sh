@@ -8,7 +8,7 @@ export CG_FAIL_KIND=release # cuMemRelease(0): one call_failed event per call
 # 4 threads x 1000 failing calls, then the process SIGKILLs itself.
 D=$WORK/k1
 mkdir -p "$D"
-out=$(CONVGUARD_DIR=$D LD_PRELOAD=$SHIM "$P" 4 1000 1 kill 2>/dev/null); rc=$?
+out=$(CONVGUARD_REPEATS=0 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM "$P" 4 1000 1 kill 2>/dev/null); rc=$?
 check "killed by SIGKILL (137), output unchanged" test "$rc $out" = "137 calls=4000 fails=4000 wrong=0"
 T=$(trace_of "$D")
 ends_nl() { [ "$(tail -c1 "$1" | od -An -tx1 | tr -d ' ')" = 0a ]; }
@@ -20,7 +20,7 @@ check "no exit line (killed), seq without gaps" jqt "$T" '(map(select(.ev=="exit
 # 8 threads writing without end, killed from outside in the middle.
 D=$WORK/k2
 mkdir -p "$D"
-CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM "$P" 8 0 1 forever >/dev/null 2>&1 &
+CONVGUARD_REPEATS=0 CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM "$P" 8 0 1 forever >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 100); do
     T=$(ls "$D"/*.jsonl 2>/dev/null)

@@ -105,13 +105,20 @@ else
     fail "closerange: python3 or the libcuda double missing (make doubles)"
 fi
 
-# convguard run: a program that left through os._exit(0) is not "no problem found"
+# convguard run: a program whose trace stops without its exit line (SIGKILL,
+# which nothing can catch) is not "no problem found"; one that left through
+# os._exit(0) has its exit line (the shim's _exit hook): no false alarm
 if command -v python3 >/dev/null && [ -e "$DOUBLES/cuda/libcuda.so.1" ]; then
     CONVGUARD_DIR=$WORK/run "$CG" run -- python3 -c \
-        "import ctypes, os; ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os._exit(0)" >"$WORK/out" 2>&1
-    check "run: os._exit(0) keeps its exit status 0" test $? = 0
+        "import ctypes, os, signal; ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os.kill(os.getpid(), signal.SIGKILL)" >"$WORK/out" 2>&1
+    check "run: SIGKILL keeps its exit status 137" test $? = 137
     check "run: a trace without exit line is reported, not 'no problem found'" \
         bash -c "! grep -q 'no problem found' '$WORK/out' && grep -q 'the trace of pid [0-9]* is incomplete' '$WORK/out'"
+    CONVGUARD_DIR=$WORK/run0 "$CG" run -- python3 -c \
+        "import ctypes, os; ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os._exit(0)" >"$WORK/out0" 2>&1
+    check "run: os._exit(0) keeps its exit status 0" test $? = 0
+    check "run: os._exit(0): its exit line is there, the run complete: no problem found" \
+        bash -c "grep -q 'no problem found' '$WORK/out0' && ! grep -q 'is incomplete' '$WORK/out0'"
 else
     fail "run: python3 or the libcuda double missing (make doubles)"
 fi

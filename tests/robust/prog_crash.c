@@ -19,8 +19,9 @@
  *                           the parent prints "child signal N" and exits 0
  *   prog_crash thread_segv  a second thread segfaults
  * CG_DLOPEN=name: first dlopen that library (say libgcc_s.so.1).
- * CG_FAIL_FIRST=1: first make one failing hooked call (cuMemAlloc_v2 of the
- * libcuda.so.1 double without cuInit), so that the crash has a last failure. */
+ * CG_FAIL_FIRST=N: first make N failing hooked calls (cuMemAlloc_v2 of the
+ * libcuda.so.1 double without cuInit), so that the crash has a last failure
+ * (N > 8: the shim counts the repeats, and the crash writes their count). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -125,12 +126,13 @@ int main(int argc, char **argv)
     if (lib && !dlopen(lib, RTLD_NOW))
         return 5;
     const char *ff = getenv("CG_FAIL_FIRST");
-    if (ff && *ff == '1') {
+    if (ff && atoi(ff) > 0) {
         void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
         int (*alloc)(unsigned long long *, size_t) = h ? (int (*)(unsigned long long *, size_t))dlsym(h, "cuMemAlloc_v2") : NULL;
         unsigned long long p;
-        if (!alloc || alloc(&p, 16) == 0)
-            return 4;
+        for (int i = 0; i < atoi(ff); i++)
+            if (!alloc || alloc(&p, 16) == 0)
+                return 4;
     }
     const char *how = argv[1];
     if (strcmp(how, "chain") == 0) {

@@ -6,7 +6,7 @@ $(BUILD)/unit:
 	mkdir -p $@
 
 # the trace writer and settings, linked straight from the shim's objects
-$(BUILD)/unit/test_trace: tests/unit/test_trace.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o | $(BUILD)/unit
+$(BUILD)/unit/test_trace: tests/unit/test_trace.c $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/repeat.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
 $(BUILD)/unit/prog_basic: tests/unit/prog_basic.c | $(BUILD)/unit
@@ -22,7 +22,7 @@ $(BUILD)/unit/check_cudefs: tests/unit/check_cudefs.c tests/unit/cudefs_ours.c t
 $(BUILD)/unit/check_status: tests/unit/check_status.c shim/status.def | $(BUILD)/unit
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -Wall -Werror -Ishim -I$(CUDA_INC) -o $@ $<
 
-$(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback/fallback.o $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o | $(BUILD)/unit
+$(BUILD)/unit/test_fallback: tests/unit/test_fallback.c $(BUILD)/shim/fallback/fallback.o $(BUILD)/shim/core/trace.o $(BUILD)/shim/core/repeat.o $(BUILD)/shim/core/safedir.o $(BUILD)/shim/core/fmt.o $(BUILD)/shim/core/config.o | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $^
 
 $(BUILD)/unit/test_nvversion: tests/unit/test_nvversion.c $(BUILD)/shim/loader/nvversion.o | $(BUILD)/unit

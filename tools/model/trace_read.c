@@ -172,6 +172,7 @@ struct reading {
      * worth of numbers, freed with it */
     long long *seqs;
     size_t nseq, capseq;
+    long long folded;           /* seqs the shim's `repeated` events account for: no lost lines */
 };
 
 static void keep(struct reading *r, int kind, long ord, json_t *ev)
@@ -449,6 +450,44 @@ static void note_gaps(struct trace *t, const char *line, size_t n, const struct 
     json_decref(ev);
 }
 
+/* ---- the shim's `repeated` event (docs/trace-format.md): `count` events of
+ * kind `of` with the same `fields` that it counted instead of writing.  Read
+ * as one event of that kind (seq and t of the first, "repeated": count, last
+ * seq and t), the rest of the count counted as elided of the kind, and the
+ * seqs they took are no lost lines.  NULL: not such an event. */
+static json_t *unfold(struct reading *r, json_t *rep, struct json_scan *sc, long long *extra)
+{
+    json_t *fields = json_object_get(rep, "fields");
+    const char *of = jstr(rep, "of", NULL);
+    long long count = jint(rep, "count", 0);
+    if (!of || !*of || strcmp(of, "repeated") == 0 || !json_is_object(fields) || count < 1)
+        return NULL;
+    json_t *ev = json_pack("{s:s, s:O, s:O, s:O, s:O}", "ev", of, "seq", json_object_get(rep, "first_seq"), "t",
+                           json_object_get(rep, "first_t"), "pid", json_object_get(rep, "pid"), "tid",
+                           json_object_get(rep, "tid"));
+    if (!ev)
+        return NULL;
+    json_object_update_missing(ev, fields);
+    json_object_set_new(ev, "repeated", json_pack("{s:I, s:O, s:O}", "count", (json_int_t)count, "last_seq",
+                                                  json_object_get(rep, "last_seq"), "last_t",
+                                                  json_object_get(rep, "last_t")));
+    r->folded += count;
+    *extra = count - 1;
+    sc->ev = jstr(ev, "ev", ""), sc->ev_len = strlen(sc->ev);
+    return ev;
+}
+
+/* a `repeated` line (parsed already, or not): the event it stands for, NULL if it is none */
+static json_t *read_repeated(struct reading *r, const char *line, size_t n, struct json_scan *sc, json_t *parsed,
+                             long long *extra)
+{
+    json_error_t err;
+    json_t *rep = parsed ? parsed : json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+    json_t *ev = rep ? unfold(r, rep, sc, extra) : NULL;
+    json_decref(rep);
+    return ev;
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -462,6 +501,9 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     json_t *ev = NULL;
     if (ok && (sc.escaped_key || sc.ev_escaped))
         ok = (ev = parse_escaped(line, n, &sc)) != NULL;
+    long long extra = 0; /* of a `repeated` line: the events it stands for past the one */
+    if (ok && sc.has_ev && sc.ev_len == 8 && memcmp(sc.ev, "repeated", 8) == 0)
+        ok = (ev = read_repeated(r, line, n, &sc, ev, &extra)) != NULL;
     if (!ok || !sc.has_ev) {
         json_decref(ev);
         bad_line(t, whole);
@@ -502,7 +544,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     if (strcmp(name, "dlopen") == 0)
         loads(r, ev);
     if (kind >= 0)
-        keep(r, kind, ord, ev);
+        keep(r, kind, ord, ev), r->kind[kind].elided += extra;
     else
         json_decref(ev);
 }
@@ -668,7 +710,9 @@ int trace_read_file(const char *path, struct trace *t)
     close(l.fd);
     free(l.buf);
     free(l.line);
-    t->st.seq_gaps = missing_seqs(r->seqs, r->nseq);
+    t->st.seq_gaps = missing_seqs(r->seqs, r->nseq) - r->folded;
+    if (t->st.seq_gaps < 0)
+        t->st.seq_gaps = 0;
     free(r->seqs);
     finish_reading(t, r);
     free(r);

@@ -46,7 +46,11 @@ char *describe_event(json_t *ev)
     size_t n = strlen(body);
     while (n && body[n - 1] == ' ')
         body[--n] = 0;
-    char *r = xasprintf("#%lld %s", jint(ev, "seq", -1), body);
+    long long again = jint(ev, "repeated.count", 0) - 1; /* the shim's `repeated`: this, then again */
+    char *r = again > 0 ? xasprintf("#%lld %s; the same again %lld time%s, to #%lld (t=%.3f s)", jint(ev, "seq", -1),
+                                    body, again, again > 1 ? "s" : "", jint(ev, "repeated.last_seq", -1),
+                                    jnum(ev, "repeated.last_t", 0))
+                        : xasprintf("#%lld %s", jint(ev, "seq", -1), body);
     free(body);
     return r;
 }

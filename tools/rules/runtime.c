@@ -240,14 +240,23 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                 last = -1;
         }
     }
-    json_t *evs = events_of(s, ti);
+    json_t *evs = events_of(s, ti), *after = NULL;
     for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
         json_t *e = json_array_get(evs, i);
         if (jint(e, "seq", -2) == last) {
-            char *d = describe_event(e);
-            set_own(vars, "after_note", xasprintf(", after the failure %s", d));
-            free(d);
+            after = json_incref(e);
+        } else if (!after && jint(e, "seq", -2) < last && jint(e, "repeated.last_seq", -1) >= last) {
+            /* one the shim counted, not wrote (`repeated`): the same event with that seq */
+            after = json_deep_copy(e);
+            json_object_del(after, "repeated");
+            json_object_set_new(after, "seq", json_integer(last));
         }
+    }
+    if (after) {
+        char *d = describe_event(after);
+        set_own(vars, "after_note", xasprintf(", after the failure %s", d));
+        free(d);
+        json_decref(after);
     }
     return true;
 }
