@@ -85,7 +85,7 @@ for mode in after storm; do
         jq -e --argjson c "$child" '.processes as $ps | [.findings[] | select(.rule == "code_load_failed")] | length == 1 and
             all(.[]; .who == "pid \($c)" and ([.processes[] | $ps[.].pid] == [$c]))' "$WORK/$mode.json"
     check "$mode: and the parent's on the parent" \
-        jq -e --argjson p "$parent" '.processes as $ps | [.findings[] | select(.rule == "alloc_failed")] | length >= 1 and
+        jq -e --argjson p "$parent" '.processes as $ps | [.findings[] | select(.rule | startswith("alloc_"))] | length >= 1 and
             all(.[]; [.processes[] | $ps[.].pid] | index($p) != null)' "$WORK/$mode.json"
 done
 finish
