@@ -42,6 +42,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     }
     struct finding *f = &a->f[a->nf++];
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
+    f->severity = r->severity, f->went_on = NULL, f->tier = 1, f->dist = 0; /* placed by outcome.c */
     f->title = expand(r->title, vars, ev);
     f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
     char *said = capture_symptom(&a->s->t[ti]); /* the program's own words, when captured */

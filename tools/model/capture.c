@@ -505,10 +505,16 @@ static json_t *section_events(struct capture *c, struct section *sec)
         keep[nk] = i, kp[nk] = p, kq[nk++] = q;
     }
     json_t *evs = json_array();
-    json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file",
-                                         c->path, "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
-                                         (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
-                                         ex >= 0, "child", (json_int_t)c->child));
+    json_t *mk = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file", c->path,
+                           "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
+                           (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception", ex >= 0,
+                           "child", (json_int_t)c->child);
+    /* the program's exit status as `convguard run` got it (128+signal when killed): the outcome of the
+     * process it started (analysis/outcome.c) */
+    json_t *st = jget(c->hdr, "status");
+    if (mk && json_is_integer(st))
+        json_object_set(mk, "status", st);
+    json_array_append_new(evs, mk);
     for (size_t k = nk; k-- > 0;) {
         const struct message *p = kp[k];
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
