@@ -31,10 +31,11 @@ struct analysis *analyse(struct trace_set *s)
     }
     judge_outcomes(a); /* how each process ended, before the rules: their findings are placed against it */
     for (size_t i = 0; i < s->n; i++) {
-        a->p[i].f_begin = (int)a->nf;
+        a->p[i].f_begin = (int)a->nf, a->p[i].f_extra = -1;
         apply_rules(a, i);
         outcome_findings(a, i);
     }
+    outcome_run_findings(a);
     /* the event of an error a rule found is a failure too, listed or not */
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];

@@ -37,6 +37,10 @@ struct outcome {
     int signal;        /* the signal it died of, 0 none */
     json_t *line;      /* the final error line of its output (an `output` event, borrowed), NULL */
     bool explained;    /* an error finding of the process explains it */
+    /* told on the first process that read a run's output, when no traced process owns it: */
+    json_t *run;       /* that run's output_capture event, NULL */
+    json_t *run_line;  /* its exception line (the program `run` started exited 0), NULL */
+    int run_status;    /* the exit status of that program, -1 */
 };
 
 struct proc_sum {
@@ -53,6 +57,7 @@ struct proc_sum {
     char *incomplete; /* what its trace lacks ("the trace of pid 77 is incomplete: ..."), NULL: whole */
     struct outcome out;
     int f_begin, f_end; /* its findings: a->f[f_begin..f_end) */
+    int f_extra;        /* and a run-level one told on it (outcome_run_findings), -1 */
 };
 
 /* A set of processes, as indexes into the trace set, in set order. */
@@ -96,7 +101,7 @@ struct analysis {
     struct first_failure ff;
     int nincomplete;  /* processes whose trace is incomplete (complete.c) */
     int nfailed;      /* processes whose outcome is OC_FAILED (outcome.c) */
-    int nunowned;     /* error lines of a run's output no traced process owns (outcome.c) */
+    int nunowned;     /* runs whose failure no traced process owns (outcome.c) */
 };
 
 /* ---- analyse.c */
@@ -122,6 +127,10 @@ char *outcome_how(struct analysis *a, size_t i);
 /* "pid 8118 failed (exit 1): \"RuntimeError: ...\"": the outcome of every process, grouped */
 char *outcome_summary(struct analysis *a);
 bool finding_counts(const struct finding *f); /* a problem: not a note */
+/* after every process's rules: a run's failure no traced process owns (an
+ * exception while the program `run` started exited 0; that program failed
+ * with no trace of its own), told once */
+void outcome_run_findings(struct analysis *a);
 
 /* ---- diagnose.c: THE diagnosis of a process's facts (issue 27): verdicts
  * derived from its lib events, cuDNN's parts told apart (one version from two

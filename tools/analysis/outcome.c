@@ -92,7 +92,7 @@ static json_t *final_line(struct trace *t, json_t **exception)
 static void ended(struct trace *t, struct outcome *o)
 {
     memset(o, 0, sizeof *o);
-    o->status = -1;
+    o->status = o->run_status = -1;
     json_t *crash = fatal_crash(t), *m = capture_marker(t);
     if (crash)
         o->signal = (int)jint(crash, "signal", 0);
@@ -115,21 +115,26 @@ static void ended(struct trace *t, struct outcome *o)
 }
 
 /* The processes that read one capture stream share its lines: the exception
- * belongs to those of them that failed; when none did, to the stream's first
- * process, unless that is the program `run` started and it exited 0: then a
- * process convguard has no trace of printed it (a forked child, a worker). */
+ * belongs to those of them that failed.  When none did, it is the run's: the
+ * program `run` started exited 0 (a process convguard has no trace of printed
+ * it: a forked child, a worker), or that program has no trace and failed; it
+ * is told once, on the stream's first process (outcome_run_findings).  With
+ * no status in the capture (an older one) the stream's first process owns it. */
 static void own_lines(struct analysis *a, json_t *marker, bool *done)
 {
     struct trace_set *s = a->s;
     size_t first = s->n, failed = 0;
-    json_t *ex = NULL, *fin = NULL;
+    bool top_traced = false;
+    json_t *ex = NULL, *fin = NULL, *st = jget(marker, "status");
     for (size_t i = 0; i < s->n; i++) {
         if (done[i] || capture_marker(&s->t[i]) != marker)
             continue;
         if (first == s->n)
             first = i, fin = final_line(&s->t[i], &ex);
         failed += a->p[i].out.kind == OC_FAILED;
+        top_traced |= s->t[i].pid == jint(marker, "child", -2) && !s->t[i].execd;
     }
+    int status = json_is_integer(st) ? (int)json_integer_value(st) : -1;
     for (size_t i = first; i < s->n; i++) {
         if (done[i] || capture_marker(&s->t[i]) != marker)
             continue;
@@ -137,10 +142,14 @@ static void own_lines(struct analysis *a, json_t *marker, bool *done)
         struct outcome *o = &a->p[i].out;
         if (o->kind == OC_FAILED)
             o->line = fin;
-        else if (ex && !failed && i == first && o->kind == OC_OK)
-            o->line = ex, a->nunowned++; /* not its own: told as the run's (outcome_findings) */
-        else if (ex && !failed && i == first)
+        if (failed || i != first)
+            continue;
+        if (ex && status == 0) /* the program exited 0: not the exception of any process traced */
+            o->run = marker, o->run_line = ex, o->run_status = status, a->nunowned++;
+        else if (ex) /* its own, or that of an untraced wrapper (a shell script) that passed its status on */
             o->line = ex, o->kind = OC_FAILED;
+        else if (status > 0 && !top_traced)
+            o->run = marker, o->run_status = status, a->nunowned++;
     }
 }
 
@@ -172,7 +181,7 @@ char *outcome_how(struct analysis *a, size_t i)
     if (o->kind == OC_FAILED)
         return xstrdup("its output ends in an exception; exit status not recorded");
     if (o->kind == OC_ENDED)
-        return xstrdup(a->s->t[i].exit ? "ran to exit(); exit status not recorded" : "ended");
+        return xstrdup(a->s->t[i].exit ? "ran to exit(), exit status not recorded" : "ended");
     return xstrdup("no exit line");
 }
 
@@ -256,17 +265,23 @@ char *outcome_summary(struct analysis *a)
         if (by[OC_OK])
             sb_printf(&b, "%s%zu exited 0", b.len ? "; " : "", by[OC_OK]);
         if (by[OC_ENDED])
-            sb_printf(&b, "%s%zu ran to their end (exit status not recorded)", b.len ? "; " : "", by[OC_ENDED]);
+            sb_printf(&b, "%s%zu ran to exit(), exit status not recorded", b.len ? "; " : "", by[OC_ENDED]);
         if (by[OC_UNKNOWN])
             sb_printf(&b, "%s%zu ended without an exit line", b.len ? "; " : "", by[OC_UNKNOWN]);
     }
-    for (size_t i = 0; i < n; i++)
-        if (a->p[i].out.line && a->p[i].out.kind != OC_FAILED)
-            sb_printf(&b, "; the output of the run holds an error no traced process owns: \"%s\"",
-                      jstr(a->p[i].out.line, "text", ""));
+    for (size_t i = 0; i < n; i++) {
+        struct outcome *o = &a->p[i].out;
+        if (!o->run)
+            continue;
+        long long child = jint(o->run, "child", -1);
+        if (o->run_status > 0)
+            sb_printf(&b, "; the program `convguard run` started (pid %lld, no trace of its own) failed (exit %d)", child,
+                      o->run_status);
+        if (o->run_line)
+            sb_printf(&b, "; its output holds an error no traced process owns: \"%s\"", jstr(o->run_line, "text", ""));
+    }
     if (!by[OC_FAILED] && !by[OC_OK] && !a->nunowned)
-        sb_add(&b, n == 1 ? " (run it under `convguard run` to have its exit status and output)"
-                          : " (run the job under `convguard run` to have its exit status and output)");
+        sb_add(&b, " (not run under `convguard run`)");
     return sb_take(&b);
 }
 
@@ -320,35 +335,53 @@ static struct finding *new_finding(struct analysis *a)
     return f;
 }
 
-static void plain_truth(struct analysis *a, size_t i, bool unowned)
+/* the cause of a run-level failure: whose it is */
+static void run_cause(struct analysis *a, size_t i, struct sbuf *c, const char *line)
+{
+    struct outcome *o = &a->p[i].out;
+    long long child = jint(o->run, "child", -1);
+    if (o->run_status > 0)
+        sb_printf(c, "the program `convguard run` started (pid %lld) failed (exit %d) and has no trace (it loaded no "
+                     "CUDA library itself); ", child, o->run_status);
+    if (line)
+        sb_printf(c, "the program `convguard run` started (pid %lld) exited 0, so another process of the run printed "
+                     "this: one convguard has no trace of (a forked child or a worker that loaded no CUDA library), "
+                     "or one whose exit status is not recorded; or the program caught the exception and printed "
+                     "it; ", child);
+}
+
+static void plain_truth(struct analysis *a, size_t i, bool run)
 {
     struct trace *t = &a->s->t[i];
     struct proc_sum *p = &a->p[i];
     struct outcome *o = &p->out;
     struct finding *f = new_finding(a);
     char *how = outcome_how(a, i);
-    const char *line = o->line ? jstr(o->line, "text", "") : NULL;
+    json_t *ln = run ? o->run_line : o->line;
+    const char *line = ln ? jstr(ln, "text", "") : NULL;
     struct sbuf c = {0};
-    f->r = unowned ? &unowned_error_rule : &process_failed_rule;
-    f->ti = i, f->count = 1, f->ev = o->line;
+    f->r = run ? &unowned_error_rule : &process_failed_rule;
+    f->ti = i, f->count = 1, f->ev = ln;
     f->severity = "error";
-    f->vars = json_pack("{s:s, s:s}", "how", how, "outcome", unowned ? "unowned" : "failed");
-    if (unowned) {
+    f->vars = json_pack("{s:s, s:s}", "how", how, "outcome", run ? "run" : "failed");
+    if (run && o->run_status > 0)
+        f->title = line ? xasprintf("the program `convguard run` started failed (exit %d): \"%s\"", o->run_status, line)
+                        : xasprintf("the program `convguard run` started failed (exit %d)", o->run_status);
+    else if (run)
         f->title = xasprintf("a process of this run failed: \"%s\"", line);
-        sb_printf(&c, "%s, the program `convguard run` started, exited 0, so another process of the run printed "
-                      "this: one convguard has no trace of (a forked child or a worker that loaded no CUDA "
-                      "library), or one whose exit status is not recorded; or %s caught the exception and printed it; ",
-                  p->label, p->label);
-    } else {
+    else
         f->title = line ? xasprintf("%s failed (%s): \"%s\"", p->label, how, line) : xasprintf("%s failed (%s)", p->label, how);
+    if (run) {
+        run_cause(a, i, &c, line);
+        sb_printf(&c, "in %s, the traced process that read the same output, ", p->label);
     }
     if (p->nfail) {
         char *d = describe_event(p->fail_ev);
-        sb_printf(&c, "convguard saw %d failing call%s in it (the first: %s), and no rule names their cause; ", p->nfail,
+        sb_printf(&c, "convguard saw %d failing call%s (the first: %s), and no rule names their cause; ", p->nfail,
                   p->nfail > 1 ? "s" : "", d);
         free(d);
     } else {
-        sb_add(&c, "convguard saw no failing CUDA or cuDNN call in it; ");
+        sb_add(&c, run ? "convguard saw no failing CUDA or cuDNN call; " : "convguard saw no failing CUDA or cuDNN call in it; ");
     }
     checked(a, i, &c);
     f->cause = sb_take(&c);
@@ -401,14 +434,15 @@ static bool explains_end(struct trace *t, struct outcome *o, struct finding *f)
     return false;
 }
 
-static json_t *last_failure(struct trace *t)
+/* the process went on past a failure of fn at `at`: a later failure of another call */
+static bool later_other_failure(struct trace *t, const char *fn, double at)
 {
-    json_t *last = NULL;
-    for (size_t k = 0; k < json_array_size(t->events); k++)
-        if (is_failure_event(t, k) &&
-            (!last || jnum(json_array_get(t->events, k), "t", 0) >= jnum(last, "t", 0)))
-            last = json_array_get(t->events, k);
-    return last;
+    for (size_t k = 0; k < json_array_size(t->events); k++) {
+        json_t *e = json_array_get(t->events, k);
+        if (is_failure_event(t, k) && jnum(e, "t", 0) > at && strcmp(jstr(e, "fn", jstr(e, "ev", "")), fn) != 0)
+            return true;
+    }
+    return false;
 }
 
 static bool alloc_event(json_t *e)
@@ -445,8 +479,7 @@ static char *went_on(struct trace *t, json_t *ev, bool process_ok)
     long long calls = jint(t->exit, key, 0);
     snprintf(key, sizeof key, "fails.%s", fn);
     long long fails = jint(t->exit, key, 0);
-    json_t *last = last_failure(t);
-    if (calls > fails && fails > 0 && (process_ok || (last && last != ev && jnum(last, "t", 0) > at)))
+    if (calls > fails && fails > 0 && (process_ok || later_other_failure(t, fn, at)))
         return xasprintf("then %s went on: %lld of %lld %s calls succeeded", who, calls - fails, calls, fn);
     return NULL;
 }
@@ -487,9 +520,26 @@ void outcome_findings(struct analysis *a, size_t i)
     p->out.explained = error;
     if (p->out.kind == OC_FAILED && !error)
         plain_truth(a, i, false);
-    else if (p->out.kind == OC_OK && p->out.line)
-        plain_truth(a, i, true);
     p->f_end = (int)a->nf;
+}
+
+/* A run-level failure (own_lines) is told when no traced process of the run
+ * explains it: an exception no traced process owns always; an untraced
+ * program's failure when no process read its output with an error finding. */
+void outcome_run_findings(struct analysis *a)
+{
+    for (size_t i = 0; i < a->s->n; i++) {
+        struct outcome *o = &a->p[i].out;
+        if (!o->run)
+            continue;
+        bool explained = false;
+        for (size_t k = 0; k < a->s->n && !o->run_line; k++)
+            explained |= capture_marker(&a->s->t[k]) == o->run && a->p[k].out.explained;
+        if (explained)
+            continue;
+        a->p[i].f_extra = (int)a->nf;
+        plain_truth(a, i, true);
+    }
 }
 
 bool finding_counts(const struct finding *f) { return strcmp(f->severity, "note") != 0; }
