@@ -114,42 +114,72 @@ static void ended(struct trace *t, struct outcome *o)
         o->kind = OC_UNKNOWN;
 }
 
-/* The processes that read one capture stream share its lines: the exception
- * belongs to those of them that failed.  When none did, it is the run's: the
- * program `run` started exited 0 (a process convguard has no trace of printed
- * it: a forked child, a worker), or that program has no trace and failed; it
- * is told once, on the stream's first process (outcome_run_findings).  With
- * no status in the capture (an older one) the stream's first process owns it. */
-static void own_lines(struct analysis *a, json_t *marker, bool *done)
+static bool same_run(json_t *m, json_t *n) { return m && n && strcmp(jstr(m, "file", ""), jstr(n, "file", "")) == 0; }
+
+/* The processes that read one stream of a capture share its lines: its
+ * exception belongs to those of them that failed, else to its first process,
+ * unless the program `run` started exited 0: then no traced process printed
+ * it (a forked child, a worker convguard has no trace of).  Returns that
+ * unowned exception, NULL. */
+static json_t *own_stream(struct analysis *a, json_t *marker, int status, bool *done)
 {
     struct trace_set *s = a->s;
     size_t first = s->n, failed = 0;
-    bool top_traced = false;
-    json_t *ex = NULL, *fin = NULL, *st = jget(marker, "status");
+    json_t *ex = NULL, *fin = NULL;
     for (size_t i = 0; i < s->n; i++) {
         if (done[i] || capture_marker(&s->t[i]) != marker)
             continue;
         if (first == s->n)
             first = i, fin = final_line(&s->t[i], &ex);
         failed += a->p[i].out.kind == OC_FAILED;
-        top_traced |= s->t[i].pid == jint(marker, "child", -2) && !s->t[i].execd;
     }
-    int status = json_is_integer(st) ? (int)json_integer_value(st) : -1;
     for (size_t i = first; i < s->n; i++) {
         if (done[i] || capture_marker(&s->t[i]) != marker)
             continue;
         done[i] = true;
-        struct outcome *o = &a->p[i].out;
-        if (o->kind == OC_FAILED)
-            o->line = fin;
-        if (failed || i != first)
+        if (a->p[i].out.kind == OC_FAILED)
+            a->p[i].out.line = fin;
+    }
+    if (!ex || failed)
+        return NULL;
+    if (status == 0)
+        return ex;
+    a->p[first].out.line = ex, a->p[first].out.kind = OC_FAILED; /* its own, or passed on by a wrapper */
+    return NULL;
+}
+
+/* One run (one capture): each stream's lines owned; then what no traced
+ * process owns is the run's, told once on its first process
+ * (outcome_run_findings): an exception while the program `run` started
+ * exited 0, the tail's exception no rank read, or that program's failure
+ * when it has no trace and none of the processes it started failed. */
+static void own_run(struct analysis *a, size_t first, bool *done)
+{
+    struct trace_set *s = a->s;
+    json_t *m0 = capture_marker(&s->t[first]), *st = jget(m0, "status"), *unowned = NULL, *tail_ex = NULL;
+    int status = json_is_integer(st) ? (int)json_integer_value(st) : -1;
+    bool top_traced = false, tail_read = false;
+    for (size_t i = first; i < s->n; i++) {
+        json_t *m = capture_marker(&s->t[i]);
+        if (!same_run(m, m0))
             continue;
-        if (ex && status == 0) /* the program exited 0: not the exception of any process traced */
-            o->run = marker, o->run_line = ex, o->run_status = status, a->nunowned++;
-        else if (ex) /* its own, or that of an untraced wrapper (a shell script) that passed its status on */
-            o->line = ex, o->kind = OC_FAILED;
-        else if (status > 0 && !top_traced)
-            o->run = marker, o->run_status = status, a->nunowned++;
+        top_traced |= s->t[i].pid == jint(m, "child", -2) && !s->t[i].execd;
+        tail_read |= strcmp(jstr(m, "stream", ""), "tail") == 0;
+        tail_ex = tail_ex ? tail_ex : json_object_get(m, "run_exception");
+    }
+    for (size_t i = first; i < s->n; i++)
+        if (!done[i] && same_run(capture_marker(&s->t[i]), m0)) {
+            json_t *u = own_stream(a, capture_marker(&s->t[i]), status, done);
+            unowned = unowned ? unowned : u;
+        }
+    size_t failed = 0;
+    for (size_t i = first; i < s->n; i++)
+        failed += same_run(capture_marker(&s->t[i]), m0) && a->p[i].out.kind == OC_FAILED;
+    if (!unowned && !tail_read && !failed)
+        unowned = tail_ex;
+    if (unowned || (!failed && status > 0 && !top_traced)) {
+        struct outcome *o = &a->p[first].out;
+        o->run = m0, o->run_line = unowned, o->run_status = top_traced ? -1 : status, a->nunowned++;
     }
 }
 
@@ -163,7 +193,7 @@ void judge_outcomes(struct analysis *a)
         ended(&s->t[i], &a->p[i].out);
     for (size_t i = 0; i < s->n; i++)
         if (!done[i] && capture_marker(&s->t[i]))
-            own_lines(a, capture_marker(&s->t[i]), done);
+            own_run(a, i, done);
     a->nfailed = 0;
     for (size_t i = 0; i < s->n; i++)
         a->nfailed += a->p[i].out.kind == OC_FAILED;
@@ -278,9 +308,12 @@ char *outcome_summary(struct analysis *a)
             sb_printf(&b, "; the program `convguard run` started (pid %lld, no trace of its own) failed (exit %d)", child,
                       o->run_status);
         if (o->run_line)
-            sb_printf(&b, "; its output holds an error no traced process owns: \"%s\"", jstr(o->run_line, "text", ""));
+            sb_printf(&b, "; the run's output holds an error no traced process owns: \"%s\"", jstr(o->run_line, "text", ""));
     }
-    if (!by[OC_FAILED] && !by[OC_OK] && !a->nunowned)
+    bool captured = false;
+    for (size_t i = 0; i < n && !captured; i++)
+        captured = capture_marker(&a->s->t[i]) != NULL;
+    if (!captured && !by[OC_FAILED] && !by[OC_OK])
         sb_add(&b, " (not run under `convguard run`)");
     return sb_take(&b);
 }
@@ -343,7 +376,9 @@ static void run_cause(struct analysis *a, size_t i, struct sbuf *c, const char *
     if (o->run_status > 0)
         sb_printf(c, "the program `convguard run` started (pid %lld) failed (exit %d) and has no trace (it loaded no "
                      "CUDA library itself); ", child, o->run_status);
-    if (line)
+    if (line && o->run_status > 0)
+        sb_add(c, "its output ends in this exception, which none of the traced processes printed; ");
+    else if (line)
         sb_printf(c, "the program `convguard run` started (pid %lld) exited 0, so another process of the run printed "
                      "this: one convguard has no trace of (a forked child or a worker that loaded no CUDA library), "
                      "or one whose exit status is not recorded; or the program caught the exception and printed "

@@ -531,9 +531,23 @@ static json_t *section_events(struct capture *c, struct section *sec)
     return sec->events = evs;
 }
 
+/* A rank's stream: its marker also names the tail's exception line, which
+ * no rank reads (the launcher's own, or a process without rank prefixes):
+ * `run_exception`, for the run's outcome (analysis/outcome.c). */
+static void tail_exception(struct capture *c, struct section *sec, json_t *marker)
+{
+    if (sec == &c->sec[0] || c->sec[0].kind != 0 || json_object_get(marker, "run_exception"))
+        return;
+    json_t *tail = section_events(c, &c->sec[0]);
+    for (size_t i = 0; i < json_array_size(tail); i++)
+        if (jtrue(json_array_get(tail, i), "exception"))
+            json_object_set(marker, "run_exception", json_array_get(tail, i));
+}
+
 static void attach_one(struct trace *t, struct capture *c, struct section *sec)
 {
     json_t *evs = section_events(c, sec);
+    tail_exception(c, sec, json_array_get(evs, 0));
     for (size_t i = 0; i < json_array_size(evs); i++)
         json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
 }
