@@ -127,6 +127,9 @@ char *outcome_how(struct analysis *a, size_t i);
 /* "pid 8118 failed (exit 1): \"RuntimeError: ...\"": the outcome of every process, grouped */
 char *outcome_summary(struct analysis *a);
 bool finding_counts(const struct finding *f); /* a problem: not a note */
+/* the library went on working after ev, the event rule r matched: its finding
+ * is context and silences no other rule (findings.c) */
+bool went_on_from(struct analysis *a, size_t ti, const struct rule *r, json_t *ev);
 /* after every process's rules: a run's failure no traced process owns (an
  * exception while the program `run` started exited 0; that program failed
  * with no trace of its own), told once */

@@ -97,7 +97,9 @@ void apply_rules(struct analysis *a, size_t ti)
         }
         if (count) {
             add_finding(a, ru, ti, first, vars, count);
-            take_groups(taken, ru->group);
+            /* a failure the library went on from explains nothing after it: it keeps no rule silent */
+            if (!went_on_from(a, ti, ru, first))
+                take_groups(taken, ru->group);
         } else {
             json_decref(vars);
         }

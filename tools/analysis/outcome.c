@@ -531,11 +531,11 @@ static void place(struct analysis *a, size_t i, struct finding *f)
                                             : end - jnum(f->ev, "t", 0);
     if (f->dist < 0)
         f->dist = 0;
-    if (o->kind != OC_OK && explains_end(t, o, f)) {
+    f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK) : NULL; /* before all: not what it died of */
+    if (!f->went_on && o->kind != OC_OK && explains_end(t, o, f)) {
         f->tier = 0;
         return;
     }
-    f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK) : NULL;
     if (f->went_on)
         f->severity = "note", f->tier = 2;
     else if (o->kind == OC_OK)
@@ -578,3 +578,10 @@ void outcome_run_findings(struct analysis *a)
 }
 
 bool finding_counts(const struct finding *f) { return strcmp(f->severity, "note") != 0; }
+
+bool went_on_from(struct analysis *a, size_t ti, const struct rule *r, json_t *ev)
+{
+    char *w = strcmp(r->severity, "error") == 0 ? went_on(&a->s->t[ti], ev, a->p[ti].out.kind == OC_OK) : NULL;
+    free(w);
+    return w != NULL;
+}
