@@ -22,6 +22,12 @@ static int usage(FILE *o, int rc)
     return rc;
 }
 
+/* 1: problems, an incomplete trace (no clean run), or a process that failed (outcome.c); else 0 */
+static int report_status(struct analysis *a)
+{
+    return analysis_problems(a) || analysis_incomplete(a) || a->nfailed || a->nunowned ? 1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
@@ -73,8 +79,7 @@ int cmd_report(int argc, char **argv)
     } else {
         print_text(a, stdout, verbose, all);
     }
-    /* an incomplete trace is no clean run, nor is one where a process failed (outcome.c) */
-    int rc = analysis_problems(a) || analysis_incomplete(a) || a->nfailed || a->nunowned ? 1 : 0;
+    int rc = report_status(a);
     if (html && write_html(a, html) != 0) {
         perror(html);
         rc = 2;

@@ -469,12 +469,15 @@ static bool explains_end(struct trace *t, struct outcome *o, struct finding *f)
     return false;
 }
 
-/* the process went on past a failure of fn at `at`: a later failure of another call */
-static bool later_other_failure(struct trace *t, const char *fn, double at)
+/* the process went on past a failure of fn (called by caller) at `at`: a
+ * later failure of another call, by another library when both are known */
+static bool later_other_failure(struct trace *t, const char *fn, const char *caller, double at)
 {
     for (size_t k = 0; k < json_array_size(t->events); k++) {
         json_t *e = json_array_get(t->events, k);
-        if (is_failure_event(t, k) && jnum(e, "t", 0) > at && strcmp(jstr(e, "fn", jstr(e, "ev", "")), fn) != 0)
+        const char *c = jstr(e, "caller", NULL);
+        if (is_failure_event(t, k) && jnum(e, "t", 0) > at && strcmp(jstr(e, "fn", jstr(e, "ev", "")), fn) != 0 &&
+            !(caller && c && strcmp(caller, c) == 0))
             return true;
     }
     return false;
@@ -514,7 +517,10 @@ static char *went_on(struct trace *t, json_t *ev, bool process_ok)
     long long calls = jint(t->exit, key, 0);
     snprintf(key, sizeof key, "fails.%s", fn);
     long long fails = jint(t->exit, key, 0);
-    if (calls > fails && fails > 0 && (process_ok || later_other_failure(t, fn, at)))
+    /* an allocation is told by the sizes above; otherwise most calls of fn worked and the process went on
+     * past it, to a failure of another call of another library (not one that follows from it) */
+    if (!alloc_event(ev) && calls - fails > fails && fails > 0 &&
+        (process_ok || later_other_failure(t, fn, caller, at)))
         return xasprintf("then %s went on: %lld of %lld %s calls succeeded", who, calls - fails, calls, fn);
     return NULL;
 }

@@ -248,6 +248,18 @@ static void first_failure_text(struct analysis *a, FILE *out)
     }
 }
 
+/* what came after a finding that is less in this run than its rule says */
+static void after_line(FILE *out, struct finding *f)
+{
+    if (f->went_on) {
+        char *t = xasprintf("%s: context, not what the process died of", f->went_on);
+        wrap(out, "    after:   ", t, 13);
+        free(t);
+    } else if (strcmp(f->severity, f->r->severity) != 0) {
+        wrap(out, "    after:   ", "the process went on and exited 0: a warning, not what ended it", 13);
+    }
+}
+
 /* A group of findings: told once, with who; its variants (other numbers,
  * another library) told apart below the cause. */
 static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool blocks, bool all)
@@ -303,13 +315,7 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
         }
     }
     wrap(out, "    fix:     ", f->fix, 13);
-    if (f->went_on) {
-        char *t = xasprintf("%s: context, not what the process died of", f->went_on);
-        wrap(out, "    after:   ", t, 13);
-        free(t);
-    } else if (less) {
-        wrap(out, "    after:   ", "the process went on and exited 0: a warning, not what ended it", 13);
-    }
+    after_line(out, f);
 }
 
 /* "convguard report: WHAT: N problems" */
