@@ -16,9 +16,16 @@ static int usage(FILE *o, int rc)
                "  PATH: trace files (*.jsonl) or directories of them (several processes, ranks, hosts);\n"
                "        none: $CONVGUARD_DIR, else ./convguard-logs (where `convguard run` writes)\n"
                "  --all: one line per process, every variant and note (alike processes share a line otherwise)\n"
-               "  exit status: 0 no problem found, 1 problems found or a trace incomplete (no exit line, lost lines),\n"
-               "  2 usage or I/O error\n");
+               "  the report starts from each process's outcome (exit status, signal, its final error line)\n"
+               "  exit status: 0 no problem found (notes only), 1 a process failed, problems found or a trace\n"
+               "  incomplete (no exit line, lost lines), 2 usage or I/O error\n");
     return rc;
+}
+
+/* 1: problems, an incomplete trace (no clean run), or a process that failed (outcome.c); else 0 */
+static int report_status(struct analysis *a)
+{
+    return analysis_problems(a) || analysis_incomplete(a) || a->nfailed || a->nunowned ? 1 : 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -72,7 +79,7 @@ int cmd_report(int argc, char **argv)
     } else {
         print_text(a, stdout, verbose, all);
     }
-    int rc = analysis_problems(a) || analysis_incomplete(a) ? 1 : 0; /* an incomplete trace is no clean run */
+    int rc = report_status(a);
     if (html && write_html(a, html) != 0) {
         perror(html);
         rc = 2;
@@ -100,7 +107,7 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     trace_set_link(&s);
     capture_attach(&s, (char *[]){(char *)dir}, 1, since);
     struct analysis *a = analyse(&s);
-    int problems = analysis_problems(a) + analysis_incomplete(a);
+    int problems = analysis_problems(a) + analysis_incomplete(a) + a->nfailed + a->nunowned;
     if (problems || force)
         print_text(a, out, false, false);
     analysis_free(a);

@@ -1,6 +1,8 @@
 /* analyse.c - a trace set turned into the report's model (struct analysis,
  * analysis.h): every process summed up and its findings, then the findings
- * grouped, the first failure found and the processes compared.  The outputs
+ * grouped, the first failure found and the processes compared.  How each
+ * process ended is judged first (outcome.c): the findings are placed against
+ * it, and a failed process no rule explains gets the plain truth.  The outputs
  * (out/) read the model; nothing here prints. */
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,14 @@ struct analysis *analyse(struct trace_set *s)
     for (size_t i = 0; i < s->n; i++) {
         diagnose_trace(&s->t[i]);
         summarise(a, i);
-        apply_rules(a, i);
     }
+    judge_outcomes(a); /* how each process ended, before the rules: their findings are placed against it */
+    for (size_t i = 0; i < s->n; i++) {
+        a->p[i].f_begin = (int)a->nf, a->p[i].f_extra = -1;
+        apply_rules(a, i);
+        outcome_findings(a, i);
+    }
+    outcome_run_findings(a);
     /* the event of an error a rule found is a failure too, listed or not */
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];
@@ -43,8 +51,14 @@ struct analysis *analyse(struct trace_set *s)
     return a;
 }
 
-/* distinct problems: findings told once (a group), and inconsistencies */
-int analysis_problems(struct analysis *a) { return a->ngroups + (int)json_array_size(a->incons); }
+/* distinct problems: findings told once (a group) but notes, and inconsistencies */
+int analysis_problems(struct analysis *a)
+{
+    int n = 0;
+    for (int g = 0; g < a->ngroups; g++)
+        n += finding_counts(&a->f[a->blocks[a->groups[g].blocks[0]].head]);
+    return n + (int)json_array_size(a->incons);
+}
 
 void analysis_free(struct analysis *a)
 {
@@ -52,6 +66,7 @@ void analysis_free(struct analysis *a)
         struct finding *f = &a->f[i];
         json_decref(f->vars);
         free(f->title), free(f->symptom), free(f->seen), free(f->cause), free(f->fix), free(f->driver);
+        free(f->went_on);
     }
     for (size_t i = 0; i < a->s->n; i++)
         free(a->p[i].label), free(a->p[i].prog), free(a->p[i].cudnn_mix), free(a->p[i].incomplete);

@@ -15,6 +15,32 @@ struct finding {
     char *title, *symptom, *seen, *cause, *fix;
     char *driver;   /* the driver's own words about it, quoted (rules_code.c), or NULL */
     int block;      /* index of the first finding with the same rule, cause and fix */
+    /* where it stands against how its process ended (outcome.c, issue 27 item 2) */
+    const char *severity; /* what it is in this run: the rule's, "warning" for an error in a process that
+                           * exited 0, "note" for a failure the same library went on from */
+    char *went_on;  /* the evidence that the library went on working after it, NULL */
+    int tier;       /* 0 what the process died of, 1 a failure before it never recovered from, 2 context */
+    double dist;    /* seconds between its event and the process's end (0: the final line) */
+};
+
+/* What happened to a process (outcome.c): how it ended, and the final error
+ * line of what it printed.  Every report starts from these. */
+enum outcome_kind {
+    OC_OK,      /* exit status 0, nothing fatal printed */
+    OC_ENDED,   /* ran to exit(), status not recorded (no capture of its run), nothing fatal printed */
+    OC_UNKNOWN, /* no exit line, no crash, no status: killed, _exit, or its trace is cut */
+    OC_FAILED,  /* a non-zero exit status, a fatal signal, or an exception line of its own */
+};
+struct outcome {
+    enum outcome_kind kind;
+    int status;        /* exit status, -1 not recorded */
+    int signal;        /* the signal it died of, 0 none */
+    json_t *line;      /* the final error line of its output (an `output` event, borrowed), NULL */
+    bool explained;    /* an error finding of the process explains it */
+    /* told on the first process that read a run's output, when no traced process owns it: */
+    json_t *run;       /* that run's output_capture event, NULL */
+    json_t *run_line;  /* its exception line (the program `run` started exited 0), NULL */
+    int run_status;    /* the exit status of that program, -1 */
 };
 
 struct proc_sum {
@@ -29,6 +55,9 @@ struct proc_sum {
     double fail_t;    /* `t` of its first failure, -1: none */
     json_t *fail_ev;  /* that failure (borrowed) */
     char *incomplete; /* what its trace lacks ("the trace of pid 77 is incomplete: ..."), NULL: whole */
+    struct outcome out;
+    int f_begin, f_end; /* its findings: a->f[f_begin..f_end) */
+    int f_extra;        /* and a run-level one told on it (outcome_run_findings), -1 */
 };
 
 /* A set of processes, as indexes into the trace set, in set order. */
@@ -39,7 +68,7 @@ struct block { int head; struct procs p; int group; };
 
 /* One group: blocks of one rule whose texts differ only in their numbers
  * (the free memory, a pid): told once, the variants below it. */
-struct fgroup { int *blocks; int nb; struct procs p; };
+struct fgroup { int *blocks; int nb; struct procs p; int tier; double dist; /* of its best finding */ };
 
 /* Processes alike in the table: the same program, libraries and verdict. */
 struct pgroup { char *line; struct procs p; };
@@ -71,6 +100,8 @@ struct analysis {
     int npgroups;
     struct first_failure ff;
     int nincomplete;  /* processes whose trace is incomplete (complete.c) */
+    int nfailed;      /* processes whose outcome is OC_FAILED (outcome.c) */
+    int nunowned;     /* runs whose failure no traced process owns (outcome.c) */
 };
 
 /* ---- analyse.c */
@@ -84,6 +115,25 @@ void analysis_free(struct analysis *a);
 /* ---- complete.c: a->p[i].incomplete; a report with one is never "no problem found" */
 void judge_completeness(struct analysis *a);
 int analysis_incomplete(struct analysis *a);
+
+/* ---- outcome.c: how each process ended, first (issue 27 items 1, 2) */
+void judge_outcomes(struct analysis *a);   /* a->p[i].out; before the rules */
+/* after the rules of process ti: if it failed and no error finding explains
+ * it, the plain truth (rule process_failed); each of its findings' tier,
+ * distance and severity */
+void outcome_findings(struct analysis *a, size_t ti);
+/* "exit 1", "killed by SIGSEGV", "exit 0", "ran to exit() (status not recorded)", "no exit line" */
+char *outcome_how(struct analysis *a, size_t i);
+/* "pid 8118 failed (exit 1): \"RuntimeError: ...\"": the outcome of every process, grouped */
+char *outcome_summary(struct analysis *a);
+bool finding_counts(const struct finding *f); /* a problem: not a note */
+/* the library went on working after ev, the event rule r matched: its finding
+ * is context and silences no other rule (findings.c) */
+bool went_on_from(struct analysis *a, size_t ti, const struct rule *r, json_t *ev);
+/* after every process's rules: a run's failure no traced process owns (an
+ * exception while the program `run` started exited 0; that program failed
+ * with no trace of its own), told once */
+void outcome_run_findings(struct analysis *a);
 
 /* ---- diagnose.c: THE diagnosis of a process's facts (issue 27): verdicts
  * derived from its lib events, cuDNN's parts told apart (one version from two

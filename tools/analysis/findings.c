@@ -42,6 +42,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     }
     struct finding *f = &a->f[a->nf++];
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
+    f->severity = r->severity, f->went_on = NULL, f->tier = 1, f->dist = 0; /* placed by outcome.c */
     f->title = expand(r->title, vars, ev);
     f->symptom = frame_symptom(a->s, ti, expand(r->symptom, vars, ev));
     char *said = capture_symptom(&a->s->t[ti]); /* the program's own words, when captured */
@@ -96,7 +97,9 @@ void apply_rules(struct analysis *a, size_t ti)
         }
         if (count) {
             add_finding(a, ru, ti, first, vars, count);
-            take_groups(taken, ru->group);
+            /* a failure the library went on from explains nothing after it: it keeps no rule silent */
+            if (!went_on_from(a, ti, ru, first))
+                take_groups(taken, ru->group);
         } else {
             json_decref(vars);
         }

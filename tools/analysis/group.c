@@ -201,14 +201,26 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* a rule's place in the table; rules made by the analysis (process_failed) after it */
+static size_t table_pos(const struct rule *r) { return r >= rules && r < rules + n_rules ? (size_t)(r - rules) : n_rules; }
+
+/* Groups by how close they came to the end of their processes (outcome.c):
+ * what a process died of first, then the failures before it that nothing
+ * recovered from, in the table's order (root causes first), then context (a
+ * failure the library went on from, a process that exited 0) by its distance
+ * to the end.  A group stands where its best finding does. */
 static struct analysis *sort_a;
 static int cmp_group(const void *x, const void *y)
 {
     const struct fgroup *g = x, *h = y;
     const struct finding *f = &sort_a->f[sort_a->blocks[g->blocks[0]].head];
     const struct finding *e = &sort_a->f[sort_a->blocks[h->blocks[0]].head];
+    if (g->tier != h->tier)
+        return g->tier < h->tier ? -1 : 1;
+    if (g->tier == 2 && g->dist != h->dist)
+        return g->dist < h->dist ? -1 : 1;
     if (f->r != e->r)
-        return f->r < e->r ? -1 : 1;
+        return table_pos(f->r) < table_pos(e->r) ? -1 : 1;
     return f->block < e->block ? -1 : f->block > e->block;
 }
 
@@ -224,7 +236,7 @@ static int cmp_block_size(const void *x, const void *y)
 static void add_to_group(struct analysis *a, json_t *gkey, struct finding *f, int b)
 {
     struct sbuf g = {0};
-    sb_printf(&g, "%s\x1f", f->r->id);
+    sb_printf(&g, "%s\x1f%s\x1f", f->r->id, f->severity);
     mask_digits(&g, f->title), sb_add(&g, "\x1f");
     mask_digits(&g, f->cause), sb_add(&g, "\x1f");
     mask_digits(&g, f->fix);
@@ -250,7 +262,7 @@ static int block_of(struct analysis *a, json_t *bkey, json_t *gkey, size_t i)
 {
     struct finding *f = &a->f[i];
     struct sbuf k = {0};
-    sb_printf(&k, "%s\x1f%s\x1f%s", f->r->id, f->cause, f->fix);
+    sb_printf(&k, "%s\x1f%s\x1f%s\x1f%s", f->r->id, f->severity, f->cause, f->fix);
     json_t *bi = json_object_get(bkey, k.s);
     int b;
     if (bi) {
@@ -265,7 +277,7 @@ static int block_of(struct analysis *a, json_t *bkey, json_t *gkey, size_t i)
     return b;
 }
 
-/* groups in rule-table order (root causes first), variants largest first */
+/* groups by closeness to the end (cmp_group), variants largest first */
 static void sort_groups(struct analysis *a)
 {
     sort_a = a;
@@ -300,17 +312,21 @@ void group_findings(struct analysis *a)
         fblock[i] = b;
         f->block = a->blocks[b].head;
         procs_add(&a->blocks[b].p, f->ti);
-        procs_add(&a->groups[a->blocks[b].group].p, f->ti);
+        struct fgroup *G = &a->groups[a->blocks[b].group];
+        procs_add(&G->p, f->ti);
+        if (G->p.n == 1 || f->tier < G->tier || (f->tier == G->tier && f->dist < G->dist))
+            G->tier = f->tier, G->dist = f->dist;
         a->p[f->ti].nfind++;
     }
     json_decref(bkey);
     json_decref(gkey);
     sort_groups(a);
-    /* a process's main finding: its first, the rule highest in the table */
+    /* a process's main finding: the one of its first group (what it died of, else the closest to its end) */
     for (size_t i = 0; i < a->nf; i++) {
         struct proc_sum *p = &a->p[a->f[i].ti];
-        if (p->main_group < 0)
-            p->main_group = a->blocks[fblock[i]].group, p->first_f = (int)i;
+        int g = a->blocks[fblock[i]].group;
+        if (p->main_group < 0 || g < p->main_group)
+            p->main_group = g, p->first_f = (int)i;
     }
     free(fblock);
 }

@@ -506,10 +506,16 @@ static json_t *section_events(struct capture *c, struct section *sec)
         keep[nk] = i, kp[nk] = p, kq[nk++] = q;
     }
     json_t *evs = json_array();
-    json_array_append_new(evs, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file",
-                                         c->path, "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
-                                         (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception",
-                                         ex >= 0, "child", (json_int_t)c->child));
+    json_t *mk = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:I}", "ev", "output_capture", "file", c->path,
+                           "stream", sec->name, "mode", jstr(c->hdr, "mode", "?"), "bytes",
+                           (json_int_t)jint(c->hdr, "bytes", -1), "lines", (json_int_t)n, "exception", ex >= 0,
+                           "child", (json_int_t)c->child);
+    /* the program's exit status as `convguard run` got it (128+signal when killed): the outcome of the
+     * process it started (analysis/outcome.c) */
+    json_t *st = jget(c->hdr, "status");
+    if (mk && json_is_integer(st))
+        json_object_set(mk, "status", st);
+    json_array_append_new(evs, mk);
     for (size_t k = nk; k-- > 0;) {
         const struct message *p = kp[k];
         json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:b}", "ev", "output", "pattern",
@@ -526,9 +532,23 @@ static json_t *section_events(struct capture *c, struct section *sec)
     return sec->events = evs;
 }
 
+/* A rank's stream: its marker also names the tail's exception line, which
+ * no rank reads (the launcher's own, or a process without rank prefixes):
+ * `run_exception`, for the run's outcome (analysis/outcome.c). */
+static void tail_exception(struct capture *c, struct section *sec, json_t *marker)
+{
+    if (sec == &c->sec[0] || c->sec[0].kind != 0 || json_object_get(marker, "run_exception"))
+        return;
+    json_t *tail = section_events(c, &c->sec[0]);
+    for (size_t i = 0; i < json_array_size(tail); i++)
+        if (jtrue(json_array_get(tail, i), "exception"))
+            json_object_set(marker, "run_exception", json_array_get(tail, i));
+}
+
 static void attach_one(struct trace *t, struct capture *c, struct section *sec)
 {
     json_t *evs = section_events(c, sec);
+    tail_exception(c, sec, json_array_get(evs, 0));
     for (size_t i = 0; i < json_array_size(evs); i++)
         json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
 }

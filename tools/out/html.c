@@ -254,7 +254,7 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
     struct block *b0 = &a->blocks[g->blocks[0]];
     struct finding *f = &a->f[b0->head];
     fputs("<div class=\"problem ", o);
-    esc(o, f->r->severity);
+    esc(o, f->severity); /* as it stands in this run (analysis/outcome.c) */
     fputs("\"><span class=\"layer\">", o);
     esc(o, f->r->layer);
     fputs("</span> <b>", o);
@@ -285,6 +285,11 @@ static void problem(FILE *o, struct analysis *a, struct fgroup *g)
     fputs("</dd><dt>fix</dt><dd>", o);
     esc(o, f->fix);
     fputs("</dd>", o);
+    if (f->went_on || strcmp(f->severity, f->r->severity) != 0) {
+        fputs("<dt>after it</dt><dd>", o);
+        esc(o, f->went_on ? f->went_on : "the process went on and exited 0");
+        fputs(": context, not what the process died of</dd>", o);
+    }
     if (g->p.n > 6) {
         fputs("<dt>processes</dt><dd>", o);
         who_details(o, a, &g->p);
@@ -303,6 +308,7 @@ static const char page_head[] =
     "h1{font-size:22px} h2{font-size:17px;margin-top:28px}\n"
     ".problem{border-left:6px solid #c62828;padding:6px 12px;margin:12px 0;background:#fff5f5}\n"
     ".problem.warning{border-color:#ef6c00;background:#fff8ee}\n"
+    ".problem.note{border-color:#78909c;background:#f5f7f8}\n"
     ".layer{font-size:12px;background:#444;color:#fff;padding:1px 6px;border-radius:3px}\n"
     "dt{font-weight:bold;margin-top:4px} dd{margin-left:16px} code{background:#eee}\n"
     "table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}\n"
@@ -328,6 +334,11 @@ static void counts_line(FILE *o, struct analysis *a)
         fputs("<b>no failure recorded, but the trace is incomplete</b></p>\n", o);
     else
         fprintf(o, "<b>no failure recorded, but %d traces are incomplete</b></p>\n", a->nincomplete);
+    char *oc = outcome_summary(a); /* what happened to each process comes first */
+    fputs("<p class=\"outcome\"><b>outcome:</b> ", o);
+    esc(o, oc);
+    fputs("</p>\n", o);
+    free(oc);
     int shown = 0; /* what each incomplete one lacks, the first 16 */
     for (size_t i = 0; i < a->s->n && !problems && shown < 16; i++)
         if (a->p[i].incomplete) {

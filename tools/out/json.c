@@ -109,6 +109,19 @@ static void add_capture_findings(json_t *finds, struct trace_set *s)
     }
 }
 
+/* A process's `outcome`: how it ended (analysis/outcome.c) */
+static json_t *outcome_json(struct analysis *a, size_t i)
+{
+    static const char *const kinds[] = {"ok", "ended", "unknown", "failed"};
+    struct outcome *o = &a->p[i].out;
+    char *how = outcome_how(a, i);
+    json_t *j = json_pack("{s:s, s:o, s:o, s:s, s:o, s:b}", "kind", kinds[o->kind], "status", int_or_null(o->status),
+                          "signal", o->signal ? json_integer(o->signal) : json_null(), "how", how, "final_line",
+                          o->line ? json_string(jstr(o->line, "text", "")) : json_null(), "explained", o->explained);
+    free(how);
+    return j;
+}
+
 /* One element of "processes" */
 static json_t *process_json(struct analysis *a, size_t i)
 {
@@ -130,9 +143,14 @@ static json_t *process_json(struct analysis *a, size_t i)
                 free(d);
             }
         }
-        json_t *ids = json_array();
-        for (size_t k = p->first_f >= 0 ? (size_t)p->first_f : a->nf; k < a->nf && a->f[k].ti == i; k++)
-            json_array_append_new(ids, json_string(a->f[k].r->id));
+        json_t *ids = json_array(); /* its headline first, then the others in their order */
+        if (p->first_f >= 0)
+            json_array_append_new(ids, json_string(a->f[p->first_f].r->id));
+        for (int k = p->f_begin; k < p->f_end; k++)
+            if (k != p->first_f)
+                json_array_append_new(ids, json_string(a->f[k].r->id));
+        if (p->f_extra >= 0 && p->f_extra != p->first_f)
+            json_array_append_new(ids, json_string(a->f[p->f_extra].r->id));
         json_t *j = json_pack(
             "{s:o, s:s, s:s, s:o, s:s, s:o, s:o, s:o, s:O, s:f, s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
             "file", json_text(t->file), "label", p->label, "program", p->prog, "pid", int_or_null(t->pid), "host", t->host,
@@ -142,6 +160,7 @@ static json_t *process_json(struct analysis *a, size_t i)
             "cudart_version", int_or_null(p->cudart_ver), "driver_version", int_or_null(p->driver_ver), "libs", libs,
             "failures", fails, "rules", ids, "read", read_stats_json(t));
         add_capture_process(j, a->s, i);
+        json_object_set_new(j, "outcome", outcome_json(a, i));
         return j;
     }
 }
@@ -162,19 +181,23 @@ static json_t *rest_json(struct analysis *a)
             json_array_append_new(fl, json_integer((json_int_t)json_array_size(finds)));
             json_array_append_new(finds, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:O, s:I, s:s, "
                                                    "s:i}",
-                                                   "rule", f->r->id, "layer", f->r->layer, "severity", f->r->severity,
+                                                   "rule", f->r->id, "layer", f->r->layer, "severity", f->severity,
                                                    "title", f->title, "symptom", f->symptom, "seen", f->seen, "cause",
                                                    f->cause, "fix", f->fix, "processes", procs_json(&b->p), "seq",
                                                    f->ev ? json_integer(jint(f->ev, "seq", -1)) : json_null(), "facts",
                                                    f->vars, "count", (json_int_t)b->p.n, "who", who, "group", g));
-            json_object_set_new(json_array_get(finds, json_array_size(finds) - 1), "driver_said",
-                                f->driver ? json_string(f->driver) : json_null());
+            json_t *fj = json_array_get(finds, json_array_size(finds) - 1);
+            json_object_set_new(fj, "driver_said", f->driver ? json_string(f->driver) : json_null());
+            /* against the end of its process (analysis/outcome.c) */
+            json_object_set_new(fj, "rule_severity", json_string(f->r->severity));
+            json_object_set_new(fj, "place", json_string(f->tier == 0 ? "died_of" : f->tier == 1 ? "before_end" : "context"));
+            json_object_set_new(fj, "went_on", f->went_on ? json_string(f->went_on) : json_null());
             free(who);
         }
         struct finding *f = &a->f[a->blocks[G->blocks[0]].head];
         char *who = who_text(a, &G->p);
         json_array_append_new(groups, json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:o, s:o}", "rule", f->r->id, "layer",
-                                                f->r->layer, "severity", f->r->severity, "title", f->title, "count",
+                                                f->r->layer, "severity", f->severity, "title", f->title, "count",
                                                 (json_int_t)G->p.n, "who", who, "processes", procs_json(&G->p),
                                                 "findings", fl));
         free(who);
@@ -199,13 +222,27 @@ static json_t *rest_json(struct analysis *a)
                      incomplete, "unreadable", a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
 }
 
+/* the run's `outcome`: the summary every report starts with, and the counts */
+static json_t *run_outcome_json(struct analysis *a)
+{
+    size_t by[4] = {0};
+    for (size_t i = 0; i < a->s->n; i++)
+        by[a->p[i].out.kind]++;
+    char *text = outcome_summary(a);
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "text", text, "failed", (json_int_t)by[OC_FAILED], "ok",
+                          (json_int_t)by[OC_OK], "ended", (json_int_t)by[OC_ENDED], "unknown", (json_int_t)by[OC_UNKNOWN],
+                          "run_failures", (json_int_t)a->nunowned);
+    free(text);
+    return j;
+}
+
 json_t *analysis_json(struct analysis *a)
 {
     json_t *procs = json_array();
     for (size_t i = 0; i < a->s->n; i++)
         json_array_append_new(procs, process_json(a, i));
-    json_t *j = json_pack("{s:i, s:i, s:o}", "convguard_report", 1, "problems", analysis_problems(a), "processes",
-                          procs);
+    json_t *j = json_pack("{s:i, s:i, s:o, s:o}", "convguard_report", 1, "problems", analysis_problems(a), "outcome",
+                          run_outcome_json(a), "processes", procs);
     json_t *rest = rest_json(a);
     json_object_update(j, rest);
     json_decref(rest);
@@ -228,7 +265,11 @@ static void dump_at(FILE *out, json_t *v, int depth)
  * at a time, so that the output is never all in memory. */
 void analysis_json_write(struct analysis *a, FILE *out)
 {
-    fprintf(out, "{\n  \"convguard_report\": 1,\n  \"problems\": %d,\n  \"processes\": [", analysis_problems(a));
+    fprintf(out, "{\n  \"convguard_report\": 1,\n  \"problems\": %d,\n  \"outcome\": ", analysis_problems(a));
+    json_t *oc = run_outcome_json(a);
+    dump_at(out, oc, 1);
+    json_decref(oc);
+    fputs(",\n  \"processes\": [", out);
     for (size_t i = 0; i < a->s->n; i++) {
         json_t *p = process_json(a, i);
         fputs(i ? ",\n    " : "\n    ", out);

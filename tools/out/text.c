@@ -1,6 +1,7 @@
-/* text.c - the report as text (`convguard report`): the processes, the
- * first failure, each finding told once with who it concerns, and the notes
- * about the traces themselves. */
+/* text.c - the report as text (`convguard report`): how each process ended
+ * (its outcome), the processes, the first failure, each finding told once
+ * with who it concerns (what a process died of first), and the notes about
+ * the traces themselves. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,6 +248,18 @@ static void first_failure_text(struct analysis *a, FILE *out)
     }
 }
 
+/* what came after a finding that is less in this run than its rule says */
+static void after_line(FILE *out, struct finding *f)
+{
+    if (f->went_on) {
+        char *t = xasprintf("%s: context, not what the process died of", f->went_on);
+        wrap(out, "    after:   ", t, 13);
+        free(t);
+    } else if (strcmp(f->severity, f->r->severity) != 0) {
+        wrap(out, "    after:   ", "the process went on and exited 0: a warning, not what ended it", 13);
+    }
+}
+
 /* A group of findings: told once, with who; its variants (other numbers,
  * another library) told apart below the cause. */
 static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool blocks, bool all)
@@ -263,7 +276,10 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
     } else {
         who = who_counted(a, &g->p);
     }
-    char *h = xasprintf("[%s] %s%s%s%s", f->r->layer, f->title, n > 1 ? " (" : "", n > 1 ? who : "", n > 1 ? ")" : "");
+    /* an error of the rule that is less in this run: a failure the library went on from, a process that exited 0 */
+    bool less = strcmp(f->severity, f->r->severity) != 0;
+    char *h = xasprintf("[%s] %s%s%s%s%s%s", f->r->layer, less ? f->severity : "", less ? ": " : "", f->title,
+                        n > 1 ? " (" : "", n > 1 ? who : "", n > 1 ? ")" : "");
     wrap(out, "", h, 4);
     free(h);
     free(who);
@@ -299,6 +315,7 @@ static void finding_group(struct analysis *a, FILE *out, struct fgroup *g, bool 
         }
     }
     wrap(out, "    fix:     ", f->fix, 13);
+    after_line(out, f);
 }
 
 /* "convguard report: WHAT: N problems" */
@@ -315,12 +332,20 @@ static void head_line(struct analysis *a, FILE *out)
     term_printf(out, "convguard report: %s: ", head);
     if (problems)
         term_printf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
+    else if (a->nfailed || a->nunowned) /* never: each failed process has a finding (outcome.c) */
+        term_printf(out, "a process failed\n");
     else if (a->nincomplete == 1) /* what is missing may hold the failure */
         term_printf(out, "no failure recorded, but the trace is incomplete\n");
     else if (a->nincomplete)
         term_printf(out, "no failure recorded, but %d traces are incomplete\n", a->nincomplete);
+    else if (a->ngroups)
+        term_printf(out, "no problem found (%d note%s: failures the program went on from)\n", a->ngroups,
+                    a->ngroups > 1 ? "s" : "");
     else
         term_printf(out, "no problem found\n");
+    char *o = outcome_summary(a); /* every report starts from what happened to each process */
+    wrap(out, "outcome: ", o, 4);
+    free(o);
 }
 
 /* no problem found, and traces incomplete: what each one lacks (the notes say it of every file) */

@@ -2,7 +2,8 @@
 """tests/report/corpus/printed.py - writes the corpus cases `p-<message id>` of
 the rows of tools/model/patterns.def: for each message family a minimal trace of
 the process that printed it (the shape the shim writes, docs/trace-format.md:
-its framework's libraries, the driver, an exit with the job's status) and the
+its framework's libraries, the driver, an exit with the job's status: 1, or 0
+for a warning, after which the program runs on) and the
 capture file `convguard run` keeps of its stderr (docs/trace-format.md,
 "Captured stderr") holding the message as users posted it in the row's source
 thread.  Nothing in the trace tells the cause: the report must find it in what
@@ -408,7 +409,7 @@ def lib(p, path, family, soname=None, **f):
           inode=100 + len(p.ev), dev=2049, via="(startup)", **f)
 
 
-def write_case(folder, name, pid, fw, lines, extra=(), gpu=True):
+def write_case(folder, name, pid, fw, lines, extra=(), gpu=True, status=1):
     p = Proc(pid, fw)
     for path in LIBS[fw]:
         lib(p, path, "other")
@@ -431,11 +432,17 @@ def write_case(folder, name, pid, fw, lines, extra=(), gpu=True):
     body = ("\n".join(lines) + "\n").encode()
     start = p.ev[0]["wall_time"] - 1
     hdr = {"convguard_capture": 1, "host": HOST, "pid": pid - 1, "child": pid, "start": start, "end": start + 5,
-           "mode": "pipe", "bytes": len(body), "status": 1, "passing_stopped": False, "handed_over": False,
+           "mode": "pipe", "bytes": len(body), "status": status, "passing_stopped": False, "handed_over": False,
            "sections": [{"name": "tail", "bytes": len(body), "cut": False}]}
     stem = "%s-%d" % (HOST, pid - 1) if name is None else name
     with open(os.path.join(folder, stem + ".stderr"), "wb") as out:
         out.write(json.dumps(hdr, separators=(",", ":")).encode() + b"\n" + body)
+
+
+def exit_status(kind):
+    """the job's status: a warning's program ran on (0: the report says the warning, not a failure);
+    every other message is what a failed job printed (1)"""
+    return 0 if kind == "warn" else 1
 
 
 def main():
@@ -453,7 +460,7 @@ def main():
         d = os.path.join(HERE, "p-" + mid.replace("_", "-"))
         os.makedirs(d)
         pid += 2
-        write_case(d, None, pid, fw, lines, extra)
+        write_case(d, None, pid, fw, lines, extra, status=exit_status(kind))
         with open(os.path.join(d, "expect"), "w") as out:
             out.write("row: -\nwhat: %s\nsource: printed\nmessage: %s\nthread: %s\nrule: %s\ncause: %s\nfix: %s\n"
                       % (lines[-1][:160].replace("\n", " "), mid, source, RULE_OF_KIND[kind], cause, fix))
@@ -466,7 +473,8 @@ def main():
             continue
         done.add(rule)
         pid += 2
-        write_case(traces, rule, pid, case[0], case[1], case[4] if len(case) > 4 else ())
+        write_case(traces, rule, pid, case[0], case[1], case[4] if len(case) > 4 else (),
+                   status=exit_status(rows[mid][0]))
 
 
 if __name__ == "__main__":
