@@ -113,7 +113,7 @@ if command -v python3 >/dev/null && [ -e "$DOUBLES/cuda/libcuda.so.1" ]; then
         "import ctypes, os, signal; ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os.kill(os.getpid(), signal.SIGKILL)" >"$WORK/out" 2>&1
     check "run: SIGKILL keeps its exit status 137" test $? = 137
     check "run: a trace without exit line is reported, not 'no problem found'" \
-        bash -c "! grep -q 'no problem found' '$WORK/out' && grep -q 'the trace of pid [0-9]* is incomplete' '$WORK/out'"
+        bash -c "! grep -q 'no problem found' '$WORK/out' && grep -q 'killed by SIGKILL' '$WORK/out' && grep -qE 'the trace of pid [0-9]* is incomplete|no exit line' '$WORK/out'"
     CONVGUARD_DIR=$WORK/run0 "$CG" run -- python3 -c \
         "import ctypes, os; ctypes.CDLL('$DOUBLES/cuda/libcuda.so.1'); os._exit(0)" >"$WORK/out0" 2>&1
     check "run: os._exit(0) keeps its exit status 0" test $? = 0
