@@ -35,7 +35,7 @@ declare -A SAYS=(
     [context_out_of_memory]="cuDevicePrimaryCtxRetain -> CUDA_ERROR_OUT_OF_MEMORY: only 24 MiB"
     [handle_out_of_memory]="only 180 MiB of 140.0 GiB"
     [handle_failed]="cublasLtCreate failed"
-    [conv_workspace_exceeds_free]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=700"
+    [conv_workspace_exceeds_free]="--workspace-limit 700"
     [lookup_workspace]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=657"
     [lookup_workspace.graph]="needs a 6.0 GiB workspace, but only 2.0 GiB"
     [conv_no_algorithm]="CUDNN_STATUS_NOT_SUPPORTED"

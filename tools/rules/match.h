@@ -97,7 +97,4 @@ MATCH(m_gpu_not_used);
 MATCH(m_pool_exhausted);
 MATCH(m_cudnn_older_than_build);
 MATCH(m_printed);
-/* a patterns.def fix with only the parts of the frameworks in fws (FW_*) and
- * the parts for everyone */
-char *fix_for_frameworks(const char *fix, unsigned fws);
 #endif

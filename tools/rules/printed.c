@@ -105,43 +105,6 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
 /* ---- a known error text of patterns.def as a finding of its own (the
  * `printed_*` rows of rules.def: one per group of kinds) */
 
-/* The framework a fix's "; "-separated part speaks for ("PyTorch: ..."), 0
- * for a part every process gets. */
-static unsigned fix_part_fw(const char *s)
-{
-    static const struct {
-        const char *label;
-        unsigned fw;
-    } labels[] = {{"PyTorch", FW_TORCH}, {"TensorFlow", FW_TF}, {"JAX", FW_JAX}, {"CuPy", FW_CUPY}};
-    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
-        size_t n = strlen(labels[i].label);
-        if (strncmp(s, labels[i].label, n) == 0 && s[n] == ':')
-            return labels[i].fw;
-    }
-    return 0;
-}
-
-/* The row's fix with only the parts for the frameworks this process runs
- * (`fws`) and the parts for everyone: a fix never names the knobs of a
- * framework the process does not run.  Parts are separated by "; "; a part
- * for one framework starts with its name and a colon (patterns.def). */
-char *fix_for_frameworks(const char *fix, unsigned fws)
-{
-    struct sbuf b = {0};
-    for (const char *seg = fix; seg && *seg;) {
-        const char *next = strstr(seg, "; ");
-        size_t len = next ? (size_t)(next - seg) : strlen(seg);
-        unsigned f = fix_part_fw(seg);
-        if (!f || (f & fws)) {
-            if (b.len)
-                sb_add(&b, "; ");
-            sb_addn(&b, seg, len);
-        }
-        seg = next ? next + 2 : NULL;
-    }
-    return b.len ? sb_take(&b) : xstrdup("see the message's own words above");
-}
-
 static unsigned fw_of_row(const char *framework)
 {
     return strstr(framework, "PyTorch") ? FW_TORCH
