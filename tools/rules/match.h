@@ -97,4 +97,7 @@ MATCH(m_gpu_not_used);
 MATCH(m_pool_exhausted);
 MATCH(m_cudnn_older_than_build);
 MATCH(m_printed);
+/* "; " and the fix of a framework's row of these kinds ("usage,device") the
+ * process printed, "" when none */
+char *printed_fix_of_kinds(struct trace *t, const char *kinds);
 #endif
