@@ -230,15 +230,26 @@ unsigned fix_part_frameworks(const char *s)
     return 0;
 }
 
+unsigned fw_of_printed_row(struct trace *t, const char *row_fw)
+{
+    unsigned f = 0;
+    if (!row_fw || !fix_label_at(row_fw, &f))
+        return 0;
+    /* XLA's words ("JAX/XLA", "XLA") are printed by TensorFlow too: JAX's only
+     * when the trace shows neither */
+    if (strstr(row_fw, "XLA"))
+        return frameworks_of(t) & (FW_TF | FW_JAX) ? 0 : FW_JAX;
+    return f;
+}
+
 /* the frameworks whose messages the process printed (its output events) */
 static unsigned fw_of_printed(struct trace *t)
 {
-    unsigned fws = 0, f;
+    unsigned fws = 0;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
-        const char *fw = strcmp(jstr(e, "ev", ""), "output") == 0 ? jstr(e, "framework", "") : "";
-        if (fix_label_at(fw, &f))
-            fws |= f & ~(unsigned)FW_TF; /* "XLA" is JAX's unless TensorFlow is seen */
+        if (strcmp(jstr(e, "ev", ""), "output") == 0)
+            fws |= fw_of_printed_row(t, jstr(e, "framework", NULL));
     }
     return fws;
 }

@@ -116,14 +116,6 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
 /* ---- a known error text of patterns.def as a finding of its own (the
  * `printed_*` rows of rules.def: one per group of kinds) */
 
-static unsigned fw_of_row(const char *framework)
-{
-    return strstr(framework, "PyTorch") ? FW_TORCH
-           : strstr(framework, "TensorFlow") ? FW_TF
-           : strstr(framework, "JAX") ? FW_JAX
-           : strstr(framework, "CuPy") ? FW_CUPY
-                                       : 0;
-}
 
 /* "; " and the fix of the first framework's row of one of `kinds` the
  * process printed ("usage,device"), "" when none: a trace rule that explains
@@ -137,7 +129,7 @@ char *printed_fix_of_kinds(struct trace *t, const char *kinds)
         const struct message *m = is_ev(e, "output") ? message_by_id(jstr(e, "pattern", NULL)) : NULL;
         size_t n = m ? strlen(m->kind) : 0;
         const char *k = m ? strstr(kinds, m->kind) : NULL;
-        if (m && *m->fix && fw_of_row(m->framework) && k && (k == kinds || k[-1] == ',') && (!k[n] || k[n] == ','))
+        if (m && *m->fix && *m->framework && strcmp(m->framework, "CUDA") && k && (k == kinds || k[-1] == ',') && (!k[n] || k[n] == ','))
             return xasprintf("; %s", m->fix);
     }
     return xstrdup("");
@@ -164,7 +156,7 @@ bool m_printed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
         return false;
     set_str(vars, "msg_title", m->title);
     set_str(vars, "msg_cause", m->cause);
-    set_own(vars, "msg_fix", fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_row(m->framework)));
+    set_own(vars, "msg_fix", fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_printed_row(t, m->framework)));
     set_own(vars, "source_note", xasprintf("; the same failure, reported: %s", m->source));
     set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
     json_t *agree = NULL;

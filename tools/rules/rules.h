@@ -56,6 +56,9 @@ char *frame_symptom(struct trace_set *s, size_t ti, char *text);
 char *frame_fix(struct trace_set *s, size_t ti, char *text);
 /* the same for a set of frameworks (FW_*) */
 char *fix_for_frameworks(const char *fix, unsigned fws);
+/* the framework a patterns.def row names ("PyTorch", "JAX/XLA") as the
+ * process's own: XLA's rows count only where the trace shows no TensorFlow */
+unsigned fw_of_printed_row(struct trace *t, const char *row_fw);
 /* the frameworks a fix's part starts with ("JAX and Triton: ..."), 0: everyone */
 unsigned fix_part_frameworks(const char *part);
 
