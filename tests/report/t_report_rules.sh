@@ -35,7 +35,7 @@ declare -A SAYS=(
     [context_out_of_memory]="cuDevicePrimaryCtxRetain -> CUDA_ERROR_OUT_OF_MEMORY: only 24 MiB"
     [handle_out_of_memory]="only 180 MiB of 140.0 GiB"
     [handle_failed]="cublasLtCreate failed"
-    [conv_workspace_exceeds_free]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=700"
+    [conv_workspace_exceeds_free]="--workspace-limit 700"
     [lookup_workspace]="TF_CUDNN_WORKSPACE_LIMIT_IN_MB=657"
     [lookup_workspace.graph]="needs a 6.0 GiB workspace, but only 2.0 GiB"
     [conv_no_algorithm]="CUDNN_STATUS_NOT_SUPPORTED"
@@ -92,7 +92,28 @@ declare -A SAYS=(
     [printed_usage]="torch.version.cuda"
     [printed_version]="torch.cuda.nccl.version()"
     [printed_warning]="pip uninstall cupy"
+    [alloc_failed.cupy_pool]="the allocation was CuPy's (its memory pool); this process holds 136.0 GiB of the 139.8 GiB itself"
+    [alloc_failed.torch_message]="PyTorch holds 136.0 GiB (allocated) / 136.0 GiB reserved of the 139.8 GiB"
+    [alloc_failed.gpu_full]="the allocation was made by libffi.so.8, outside any framework's allocator"
+    [pool_exhausted.mem_fraction]="this process set XLA_PYTHON_CLIENT_MEM_FRACTION=.02: a pool of 2% of the GPU"
+    [gpu_hidden.deserialize]='map_location="cpu"'
+    [ptx_newer_than_driver.cupy]="compile with a toolkit no newer than CUDA 13.0"
     [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
+)
+
+# what the headline's fix must not say: another framework's knobs (issue 27 item 5), words of H200 runs
+declare -A FIX_NOT=(
+    [code_arch_mismatch.h200_static]="PyTorch|torch."
+    [ptx_newer_than_driver.cupy]="Triton|JAX"
+    [alloc_failed.cupy_pool]="PyTorch|PYTORCH_|XLA_|TensorFlow"
+    [alloc_failed.torch_message]="CuPy|XLA_|TensorFlow"
+    [pool_exhausted.mem_fraction]="PyTorch|TensorFlow|CuPy"
+)
+
+# what the headline's fix must say itself (not only a later finding's)
+declare -A FIX_HAS=(
+    [gpu_hidden.deserialize]='torch.load(path, map_location="cpu")'
+    [alloc_failed.cupy_pool]="free_all_blocks()"
 )
 
 # a trace file, or a folder of them (a rule about a process tree: <rule>.<what>/)
@@ -115,6 +136,14 @@ for f in "$T"/*.jsonl "$T"/*/; do
         check "$name: says '$want'" grep -qF -e "$want" "$WORK/txt"
     else
         fail "$name: no expectation in SAYS"
+    fi
+    if [ -n "${FIX_HAS[$name]:-}" ]; then
+        check "$name: the headline's fix says '${FIX_HAS[$name]}'" \
+            jq -e --arg w "${FIX_HAS[$name]}" '.findings[0].fix | contains($w)' "$WORK/j"
+    fi
+    if [ -n "${FIX_NOT[$name]:-}" ]; then
+        check "$name: the fix names none of '${FIX_NOT[$name]}'" \
+            bash -c '! jq -r ".findings[0].fix" "$1" | grep -qE "$2"' _ "$WORK/j" "${FIX_NOT[$name]//./\\.}"
     fi
 done
 

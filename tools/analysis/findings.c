@@ -49,7 +49,7 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     if (said)
         free(f->symptom), f->symptom = said;
     f->cause = expand(r->cause, vars, ev);
-    f->fix = expand(r->fix, vars, ev);
+    f->fix = frame_fix(a->s, ti, expand(r->fix, vars, ev));
     const char *seen = jstr(vars, "seen", NULL);
     if (seen)
         f->seen = xstrdup(seen);

@@ -115,6 +115,7 @@ bool m_gpu_hidden(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
         return false;
     set_str(vars, "var", var);
     set_str(vars, "value", val);
+    set_own(vars, "printed_fix", printed_fix_of_kinds(t, "usage,device"));
     set_own(vars, "seen", xasprintf("#%lld start: %s=\"%s\" in the environment", jint(t->start, "seq", 0), var, val));
     return true;
 }

@@ -18,6 +18,7 @@ static const struct marker {
     {FW_TF, "_pywrap_tensorflow"},      {FW_JAX, "jax_cuda"},             {FW_JAX, "-packages/jaxlib/"},
     {FW_JAX, "xla_cuda_plugin"},        {FW_JAX, "xla_extension"},        {FW_JAX, "jax_plugins"},
     {FW_CUPY, "-packages/cupy"},        {FW_ORT, "onnxruntime"},          {FW_CT2, "ctranslate2"},
+    {FW_TRITON, "-packages/triton/"},   {FW_TRITON, "libtriton"},
 };
 
 static unsigned fw_of_text(const char *s)
@@ -81,6 +82,7 @@ const char *fw_label(unsigned fw)
     case FW_CUPY: return "CuPy";
     case FW_ORT: return "onnxruntime";
     case FW_CT2: return "CTranslate2";
+    case FW_TRITON: return "Triton";
     default: return "";
     }
 }
@@ -180,4 +182,109 @@ char *frame_symptom(struct trace_set *set, size_t ti, char *text)
         }
     free(text);
     return sb_take(&b);
+}
+
+/* ---- a fix in the words of the frameworks the process ran
+ *
+ * A rule's fix is "; "-separated parts; a part for some frameworks starts with
+ * their names and a colon ("PyTorch: ...", "JAX and Triton: ...").  The
+ * report keeps the parts of the frameworks this process ran and the parts for
+ * everyone: a fix never names the knobs of a framework that is not there, and
+ * a program of its own (no framework) gets the generic parts only. */
+
+static const struct {
+    const char *label;
+    unsigned fw;
+} fix_labels[] = {{"PyTorch", FW_TORCH}, {"TensorFlow", FW_TF}, {"JAX/XLA", FW_JAX},   {"JAX", FW_JAX},
+                  {"XLA", FW_JAX | FW_TF}, {"CuPy", FW_CUPY}, {"Triton", FW_TRITON}, {"onnxruntime", FW_ORT},
+                  {"CTranslate2", FW_CT2}};
+
+static size_t fix_label_at(const char *s, unsigned *fw)
+{
+    for (size_t i = 0; i < sizeof fix_labels / sizeof fix_labels[0]; i++) {
+        size_t n = strlen(fix_labels[i].label);
+        if (strncmp(s, fix_labels[i].label, n) == 0) {
+            *fw = fix_labels[i].fw;
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* the frameworks a part is for ("JAX and Triton:" -> both), 0: everyone */
+unsigned fix_part_frameworks(const char *s)
+{
+    static const char *const joins[] = {" and ", " or ", ", ", "/"};
+    unsigned fws = 0, f;
+    for (size_t n; (n = fix_label_at(s, &f)) > 0;) {
+        fws |= f, s += n;
+        if (*s == ':')
+            return fws;
+        size_t j = 0;
+        while (j < sizeof joins / sizeof joins[0] && strncmp(s, joins[j], strlen(joins[j])) != 0)
+            j++;
+        if (j == sizeof joins / sizeof joins[0])
+            return 0;
+        s += strlen(joins[j]);
+    }
+    return 0;
+}
+
+unsigned fw_of_printed_row(struct trace *t, const char *row_fw)
+{
+    unsigned f = 0;
+    if (!row_fw || !fix_label_at(row_fw, &f))
+        return 0;
+    /* XLA's words ("JAX/XLA", "XLA") are printed by TensorFlow too: JAX's only
+     * when the trace shows neither */
+    if (strstr(row_fw, "XLA"))
+        return frameworks_of(t) & (FW_TF | FW_JAX) ? 0 : FW_JAX;
+    return f;
+}
+
+/* the frameworks whose messages the process printed (its output events) */
+static unsigned fw_of_printed(struct trace *t)
+{
+    unsigned fws = 0;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (strcmp(jstr(e, "ev", ""), "output") == 0)
+            fws |= fw_of_printed_row(t, jstr(e, "framework", NULL));
+    }
+    return fws;
+}
+
+char *fix_for_frameworks(const char *fix, unsigned fws)
+{
+    struct sbuf b = {0};
+    for (const char *seg = fix; seg && *seg;) {
+        const char *next = strstr(seg, "; ");
+        size_t len = next ? (size_t)(next - seg) : strlen(seg);
+        unsigned f = fix_part_frameworks(seg);
+        if (!f || (f & fws)) {
+            if (b.len)
+                sb_add(&b, "; ");
+            else if (strncmp(seg, "or ", 3) == 0) /* the part before it was left out */
+                seg += 3, len -= 3;
+            sb_addn(&b, seg, len);
+        }
+        seg = next ? next + 2 : NULL;
+    }
+    return b.len ? sb_take(&b) : xstrdup("see the program's own message above");
+}
+
+char *frame_fix(struct trace_set *set, size_t ti, char *text)
+{
+    struct trace *t = &set->t[ti];
+    unsigned fws = frameworks_of(t) | fw_of_printed(t);
+    if (!text)
+        return text;
+    if (!fws) { /* a Python process whose framework is not known: every framework's part may be its own */
+        const char *path = jstr(t->start, "exe", "");
+        if (*path != '/' || strncmp(base_name(path), "python", 6) == 0)
+            return text;
+    }
+    char *own = fix_for_frameworks(text, fws);
+    free(text);
+    return own;
 }

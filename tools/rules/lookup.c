@@ -136,9 +136,8 @@ static void knob_facts(struct trace *t, json_t *vars, long long free_b)
     snprintf(torch, sizeof torch, "PyTorch: `CUDNN_CONV_WSCAP_DBG=%lld` caps it (MiB)", mb);
     const char *jax = "JAX: `XLA_FLAGS=--xla_gpu_autotune_level=0` (no autotuning, so no large trial workspaces) "
                       "or a lower `XLA_PYTHON_CLIENT_MEM_FRACTION` to leave them room";
-    char all[600];
-    snprintf(all, sizeof all, "%s; %s; %s", tf, torch, jax);
-    set_str(vars, "knob", fw_pick(t, jax, tf, torch, all));
+    (void)t; /* the report keeps the parts of the frameworks in the process (fw.c, frame_fix) */
+    set_own(vars, "knob", xasprintf("; %s; %s; %s", tf, torch, jax));
     set_int(vars, "limit_mb", mb);
 }
 

@@ -97,7 +97,7 @@ MATCH(m_gpu_not_used);
 MATCH(m_pool_exhausted);
 MATCH(m_cudnn_older_than_build);
 MATCH(m_printed);
-/* a patterns.def fix with only the parts of the frameworks in fws (FW_*) and
- * the parts for everyone */
-char *fix_for_frameworks(const char *fix, unsigned fws);
+/* "; " and the fix of a framework's row of these kinds ("usage,device") the
+ * process printed, "" when none */
+char *printed_fix_of_kinds(struct trace *t, const char *kinds);
 #endif

@@ -28,14 +28,25 @@ bool m_pool_exhausted(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                             allocs > 1 ? "s" : "", fmt_size(largest, a, sizeof a))
                 : xstrdup("every allocation of this process the shim saw succeeded"));
     set_str(vars, "framework", strcmp(fw, "CUDA") == 0 ? "the framework" : fw);
-    set_str(vars, "fw_fix",
-            strstr(fw, "JAX") ? "JAX: give the pool more (`XLA_PYTHON_CLIENT_MEM_FRACTION=.95`) or let it grow "
-                                "(`XLA_PYTHON_CLIENT_PREALLOCATE=false`); "
-            : strstr(fw, "PyTorch") ? "PyTorch: raise or drop `torch.cuda.set_per_process_memory_fraction` and the "
-                                      "limits in `PYTORCH_CUDA_ALLOC_CONF`; "
-            : strstr(fw, "TensorFlow") ? "TensorFlow: raise the `memory_limit` of the logical GPU or use "
-                                         "`tf.config.experimental.set_memory_growth(gpu, True)`; "
-                                       : "");
+    /* the limit the process gave the pool itself (the start event's env) */
+    const char *frac = strstr(fw, "JAX") ? jstr(t->start, "env.XLA_PYTHON_CLIENT_MEM_FRACTION", NULL) : NULL;
+    double share = frac ? strtod(frac, NULL) : 0;
+    set_own(vars, "limit_note", frac ? xasprintf("; this process set XLA_PYTHON_CLIENT_MEM_FRACTION=%s: a pool of "
+                                                 "%.0f%% of the GPU", frac, share * 100)
+                                     : xstrdup(""));
+    if (frac)
+        set_own(vars, "fw_fix", xasprintf("JAX: raise `XLA_PYTHON_CLIENT_MEM_FRACTION` (%s now; `.95` gives the pool "
+                                          "nearly the whole GPU) or unset it, or let the pool grow "
+                                          "(`XLA_PYTHON_CLIENT_PREALLOCATE=false`); ", frac));
+    else
+        set_str(vars, "fw_fix",
+                strstr(fw, "JAX") ? "JAX: give the pool more (`XLA_PYTHON_CLIENT_MEM_FRACTION=.95`) or let it grow "
+                                    "(`XLA_PYTHON_CLIENT_PREALLOCATE=false`); "
+                : strstr(fw, "PyTorch") ? "PyTorch: raise or drop `torch.cuda.set_per_process_memory_fraction` and the "
+                                          "limits in `PYTORCH_CUDA_ALLOC_CONF`; "
+                : strstr(fw, "TensorFlow") ? "TensorFlow: raise the `memory_limit` of the logical GPU or use "
+                                             "`tf.config.experimental.set_memory_growth(gpu, True)`; "
+                                           : "");
     set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
     return true;
 }
@@ -105,50 +116,23 @@ bool m_cudnn_older_than_build(struct trace_set *s, size_t ti, json_t *ev, json_t
 /* ---- a known error text of patterns.def as a finding of its own (the
  * `printed_*` rows of rules.def: one per group of kinds) */
 
-/* The framework a fix's "; "-separated part speaks for ("PyTorch: ..."), 0
- * for a part every process gets. */
-static unsigned fix_part_fw(const char *s)
-{
-    static const struct {
-        const char *label;
-        unsigned fw;
-    } labels[] = {{"PyTorch", FW_TORCH}, {"TensorFlow", FW_TF}, {"JAX", FW_JAX}, {"CuPy", FW_CUPY}};
-    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
-        size_t n = strlen(labels[i].label);
-        if (strncmp(s, labels[i].label, n) == 0 && s[n] == ':')
-            return labels[i].fw;
-    }
-    return 0;
-}
 
-/* The row's fix with only the parts for the frameworks this process runs
- * (`fws`) and the parts for everyone: a fix never names the knobs of a
- * framework the process does not run.  Parts are separated by "; "; a part
- * for one framework starts with its name and a colon (patterns.def). */
-char *fix_for_frameworks(const char *fix, unsigned fws)
+/* "; " and the fix of the first framework's row of one of `kinds` the
+ * process printed ("usage,device"), "" when none: a trace rule that explains
+ * the failure adds what the framework's own message asks of the program
+ * (torch.load's map_location when the GPU is hidden).  The report keeps the
+ * parts of the frameworks the process ran (fw.c, frame_fix). */
+char *printed_fix_of_kinds(struct trace *t, const char *kinds)
 {
-    struct sbuf b = {0};
-    for (const char *seg = fix; seg && *seg;) {
-        const char *next = strstr(seg, "; ");
-        size_t len = next ? (size_t)(next - seg) : strlen(seg);
-        unsigned f = fix_part_fw(seg);
-        if (!f || (f & fws)) {
-            if (b.len)
-                sb_add(&b, "; ");
-            sb_addn(&b, seg, len);
-        }
-        seg = next ? next + 2 : NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        const struct message *m = is_ev(e, "output") ? message_by_id(jstr(e, "pattern", NULL)) : NULL;
+        size_t n = m ? strlen(m->kind) : 0;
+        const char *k = m ? strstr(kinds, m->kind) : NULL;
+        if (m && *m->fix && *m->framework && strcmp(m->framework, "CUDA") && k && (k == kinds || k[-1] == ',') && (!k[n] || k[n] == ','))
+            return xasprintf("; %s", m->fix);
     }
-    return b.len ? sb_take(&b) : xstrdup("see the message's own words above");
-}
-
-static unsigned fw_of_row(const char *framework)
-{
-    return strstr(framework, "PyTorch") ? FW_TORCH
-           : strstr(framework, "TensorFlow") ? FW_TF
-           : strstr(framework, "JAX") ? FW_JAX
-           : strstr(framework, "CuPy") ? FW_CUPY
-                                       : 0;
+    return xstrdup("");
 }
 
 /* A row said by another line of the same kind that comes earlier in the
@@ -172,7 +156,7 @@ bool m_printed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
         return false;
     set_str(vars, "msg_title", m->title);
     set_str(vars, "msg_cause", m->cause);
-    set_own(vars, "msg_fix", fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_row(m->framework)));
+    set_own(vars, "msg_fix", fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_printed_row(t, m->framework)));
     set_own(vars, "source_note", xasprintf("; the same failure, reported: %s", m->source));
     set_own(vars, "seen", xasprintf("stderr: %s", jstr(ev, "text", "")));
     json_t *agree = NULL;

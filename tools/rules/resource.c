@@ -138,11 +138,56 @@ bool m_no_algo(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
+/* Free memory within this much of the request is a GPU that is full, not
+ * fragmented: the driver needs room of its own for an allocation (page
+ * tables, its 2 MiB granularity), so cudaMalloc of 32 MiB fails with 33 MiB
+ * free (cuBLAS's workspace on a full H200). */
+#define FULL_SLACK_BYTES (64 * MIB)
+
 bool m_alloc_fragmented(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti, (void)vars;
     long long free_b = jint(ev, "mem.free", -1), bytes = jint(ev, "bytes", -1);
-    return alloc_oom_status(ev) && bytes > 0 && free_b >= bytes;
+    return alloc_oom_status(ev) && bytes > 0 && free_b >= bytes + FULL_SLACK_BYTES;
+}
+
+/* PyTorch's own numbers for this process, when its message gave them
+ * (analysis/diagnose.c adds them to the output event) */
+static json_t *torch_oom_numbers(struct trace *t)
+{
+    for (size_t i = json_array_size(t->events); i-- > 0;) {
+        json_t *o = jget(json_array_get(t->events, i), "torch_oom");
+        if (jint(o, "torch_allocated", -1) >= 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* who asked and what this process holds: "; the allocation was CuPy's (its
+ * memory pool); this process holds 136.0 GiB of the 139.8 GiB itself" */
+static char *own_note(struct trace *t, json_t *ev)
+{
+    char a[32], b[32], c[32];
+    unsigned fw = fw_of_path(jstr(ev, "caller", ""));
+    long long total = jint(ev, "mem.total", -1), live = jint(ev, "live", -1);
+    json_t *o = fw == FW_TORCH ? torch_oom_numbers(t) : NULL;
+    if (o) {
+        long long alloc = jint(o, "torch_allocated", 0), unalloc = jint(o, "torch_reserved_unallocated", 0);
+        return xasprintf("; PyTorch holds %s (allocated) / %s reserved of the %s: this process's own tensors "
+                         "filled the GPU", fmt_size(alloc, a, sizeof a), fmt_size(alloc + unalloc, b, sizeof b),
+                         fmt_size(jint(o, "total", total), c, sizeof c));
+    }
+    const char *caller = jstr(ev, "caller", NULL);
+    char *by = fw ? xasprintf("; the allocation was %s's%s", fw_label(fw), fw == FW_CUPY ? " (its memory pool)" : "")
+               : caller ? xasprintf("; the allocation was made by %s, outside any framework's allocator",
+                                    base_name(caller))
+                        : xstrdup("");
+    if (live < 0 || total <= 0)
+        return by;
+    char *note = xasprintf("%s; this process holds %s of the %s itself%s", by, fmt_size(live, a, sizeof a),
+                           fmt_size(total, b, sizeof b), live * 2 >= total ? ": its own allocations filled the GPU" : "");
+    free(by);
+    return note;
 }
 
 bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
@@ -154,22 +199,20 @@ bool m_alloc_oom(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "free_note", free_b >= 0 ? xasprintf("%s of %s was free", fmt_size(free_b, a, sizeof a),
                                                        fmt_size(jint(ev, "mem.total", -1), b, sizeof b))
                                            : xstrdup("free memory was not measured"));
+    set_own(vars, "own_note", own_note(&s->t[ti], ev));
     long long top;
     char *h = holders_text(ev, s->t[ti].pid, &top);
     set_own(vars, "holders_note", *h ? xasprintf("; %s", h) : xstrdup(""));
     set_own(vars, "kill_note", top >= 0 ? xasprintf("stop the other process if it is a leftover (`kill %lld`); ", top)
                                         : xstrdup(""));
-    /* the knobs of the frameworks in this process only (issue 27 item 5) */
-    unsigned fws = frameworks_of(&s->t[ti]);
-    struct sbuf k = {0};
-    if (fws & FW_TORCH)
-        sb_add(&k, "; PyTorch: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` when its message shows much memory "
-                   "reserved but unallocated");
-    if (fws & FW_TF)
-        sb_add(&k, "; TensorFlow `tf.config.experimental.set_memory_growth(gpu, True)`");
-    if (fws & FW_JAX)
-        sb_add(&k, "; JAX `XLA_PYTHON_CLIENT_PREALLOCATE=false` when another library of the process needs memory too");
-    set_own(vars, "fw_knob", k.s ? sb_take(&k) : xstrdup(""));
+    /* each framework's knob as a part of its own: the report keeps those of
+     * the frameworks in this process (fw.c, frame_fix; issue 27 item 5) */
+    set_str(vars, "fw_knob",
+            "; PyTorch: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` when its message shows much memory "
+            "reserved but unallocated, `del` the tensors no longer needed; TensorFlow: "
+            "`tf.config.experimental.set_memory_growth(gpu, True)`; JAX: `XLA_PYTHON_CLIENT_PREALLOCATE=false` when "
+            "another library of the process needs memory too; CuPy: `cupy.get_default_memory_pool().free_all_blocks()` "
+            "gives back the blocks it keeps, `set_limit(size=...)` caps the pool");
     /* other processes only when NVML did not say there are none */
     json_t *hl = jget(ev, "holders");
     set_str(vars, "nvsmi_note", *h || !json_is_array(hl) ? "; look at `nvidia-smi` for other processes" : "");

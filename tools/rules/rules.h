@@ -42,6 +42,7 @@ enum {
     FW_CUPY = 1 << 3,
     FW_ORT = 1 << 4,
     FW_CT2 = 1 << 5,
+    FW_TRITON = 1 << 6,
 };
 unsigned frameworks_of(struct trace *t);
 /* "PyTorch", "TensorFlow", "JAX", ... for one bit; "" for none */
@@ -50,6 +51,16 @@ const char *fw_label(unsigned fw);
 unsigned fw_of_path(const char *path);
 /* ---- fw.c: "you see" in the words of the process's framework (takes text) */
 char *frame_symptom(struct trace_set *s, size_t ti, char *text);
+/* ---- fw.c: a fix with only the "; "-parts of the frameworks the process ran
+ * ("PyTorch: ...") and the parts for everyone (takes text) */
+char *frame_fix(struct trace_set *s, size_t ti, char *text);
+/* the same for a set of frameworks (FW_*) */
+char *fix_for_frameworks(const char *fix, unsigned fws);
+/* the framework a patterns.def row names ("PyTorch", "JAX/XLA") as the
+ * process's own: XLA's rows count only where the trace shows no TensorFlow */
+unsigned fw_of_printed_row(struct trace *t, const char *row_fw);
+/* the frameworks a fix's part starts with ("JAX and Triton: ..."), 0: everyone */
+unsigned fix_part_frameworks(const char *part);
 
 /* ---- versions.c: a cuDNN file's own version (its lib event, its file name,
  * the names it probed), -1 unknown */

@@ -10,7 +10,7 @@ static json_t *events_of(struct trace_set *s, size_t ti) { return s->t[ti].event
  * a workspace).  XLA's preallocation, a pool sized from cudaMemGetInfo. */
 bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
-    struct trace *t = &s->t[ti];
+    (void)s, (void)ti;
     if (strcmp(jstr(ev, "ev", ""), "alloc_failed") == 0 && !alloc_oom_status(ev))
         return false;
     /* loading code: out of memory, or the INVALID_VALUE / UNKNOWN a driver
@@ -33,14 +33,13 @@ bool m_own_pool(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                               ? xasprintf("cudnnCreate failed with %s", jstr(ev, "status_name", "?"))
                               : xasprintf("%s of %s failed with %s", jstr(ev, "fn", "?"),
                                           fmt_size(jint(ev, "bytes", 0), a, sizeof a), jstr(ev, "status_name", "?")));
+    /* every framework's knob as a part of its own: the report keeps those of
+     * the frameworks in this process (fw.c, frame_fix) */
     set_str(vars, "pool_fix",
-            fw_pick(t, "JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.7` (or `XLA_PYTHON_CLIENT_PREALLOCATE=false`)",
-                    "TensorFlow `tf.config.experimental.set_memory_growth(gpu, True)` (or "
-                    "`TF_FORCE_GPU_ALLOW_GROWTH=true`)",
-                    "a pool sized from `torch.cuda.mem_get_info()`: a lower fraction",
-                    "JAX `XLA_PYTHON_CLIENT_MEM_FRACTION=.7` or `XLA_PYTHON_CLIENT_PREALLOCATE=false`; TensorFlow "
-                    "`TF_FORCE_GPU_ALLOW_GROWTH=true`; a pool sized from `torch.cuda.mem_get_info()` / vLLM "
-                    "`gpu_memory_utilization`: a lower fraction"));
+            "; JAX: `XLA_PYTHON_CLIENT_MEM_FRACTION=.7` (or `XLA_PYTHON_CLIENT_PREALLOCATE=false`); TensorFlow: "
+            "`tf.config.experimental.set_memory_growth(gpu, True)` (or `TF_FORCE_GPU_ALLOW_GROWTH=true`); PyTorch: a "
+            "pool sized from `torch.cuda.mem_get_info()` needs a lower fraction; a pool sized from the free memory "
+            "(vLLM's `gpu_memory_utilization`): a lower fraction");
     return true;
 }
 
