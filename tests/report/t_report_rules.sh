@@ -96,7 +96,7 @@ declare -A SAYS=(
     [alloc_failed.torch_message]="PyTorch holds 136.0 GiB (allocated) / 136.0 GiB reserved of the 139.8 GiB"
     [alloc_failed.gpu_full]="the allocation was made by libffi.so.8, outside any framework's allocator"
     [pool_exhausted.mem_fraction]="this process set XLA_PYTHON_CLIENT_MEM_FRACTION=.02: a pool of 2% of the GPU"
-    [gpu_hidden.deserialize]='map_location="cpu"'
+    [printed_usage.deserialize]='map_location="cpu"'
     [ptx_newer_than_driver.cupy]="compile with a toolkit no newer than CUDA 13.0"
     [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
 )
@@ -112,7 +112,7 @@ declare -A FIX_NOT=(
 
 # what the headline's fix must say itself (not only a later finding's)
 declare -A FIX_HAS=(
-    [gpu_hidden.deserialize]='torch.load(path, map_location="cpu")'
+    [printed_usage.deserialize]='torch.load(path, map_location="cpu")'
     [alloc_failed.cupy_pool]="free_all_blocks()"
 )
 
