@@ -30,7 +30,8 @@ char *find_shim(void);
  * status: where the wait status goes, and signals after the program's end
  * end convguard as the program ended (NULL: the handlers as they were) */
 struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; bool capture; /* relay.c */
-                  int *status; };
+                  int *status;
+                  int *exec_errno; /* where the errno of a failed exec goes (0: it ran); NULL: not asked */ };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
  * there are problems or `force`; returns the number of problems, -1 (and says

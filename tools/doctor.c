@@ -741,19 +741,28 @@ static json_t *probe_picks(json_t *copies)
     return picks;
 }
 
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard doctor [--json]\n"
+               "  every cuDNN, CUDA runtime and driver copy on this machine (the loader's\n"
+               "  search path, LD_LIBRARY_PATH, the Python environments' wheels), the one\n"
+               "  each framework here would load, the driver and the GPUs (NVML), and a verdict\n"
+               "  --json      the same as JSON on stdout\n"
+               "exit status: 0 no problem found, 1 problems found, 2 usage\n");
+    return rc;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     bool as_json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+jh", longopts, NULL)) != -1) {
         if (c == 'j')
             as_json = true;
-        else {
-            fprintf(c == 'h' ? stdout : stderr, "usage: convguard doctor [--json]\n");
-            return c == 'h' ? 0 : 2;
-        }
+        else
+            return c == 'h' ? usage(stdout, 0) : usage(stderr, 2);
     }
     json_t *dirs = where_to_look();
     json_t *r = json_object();

@@ -336,6 +336,19 @@ static bool preloaded(void)
     return p && strstr(p, "libconvguard.so");
 }
 
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard smoke [--dir D] [--cudnn FILE]\n"
+               "  a tiny convolution (forward, backward data, backward filter) through\n"
+               "  cuDNN on the GPU, under the shim, each checked against the CPU; on a\n"
+               "  failure, the report of its trace\n"
+               "  --dir D      where the trace goes (default: a new /tmp/convguard-smoke.*)\n"
+               "  --cudnn FILE the libcudnn.so.N to test (default: the one the framework\n"
+               "               installed here loads, else the loader's; it says which)\n"
+               "exit status: 0 it worked, 1 it failed or the trace shows a problem, 2 usage\n");
+    return rc;
+}
+
 int cmd_smoke(int argc, char **argv)
 {
     static const struct option longopts[] = {{"dir", required_argument, 0, 'd'}, {"cudnn", required_argument, 0, 'c'},
@@ -347,9 +360,7 @@ int cmd_smoke(int argc, char **argv)
         switch (c) {
         case 'd': dir = optarg; break;
         case 'c': want = optarg; break;
-        default:
-            fprintf(c == 'h' ? stdout : stderr, "usage: convguard smoke [--dir D] [--cudnn PATH/libcudnn.so.N]\n");
-            return c == 'h' ? 0 : 2;
+        default: return c == 'h' ? usage(stdout, 0) : usage(stderr, 2);
         }
     }
     t_start = now();
