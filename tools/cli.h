@@ -23,6 +23,7 @@ int cmd_kernel(int argc, char **argv); /* kernel.c */
 typedef json_t *(*probe_fn)(const char *arg);
 json_t *probe(probe_fn fn, const char *arg);
 json_t *child_nvml(const char *unused);
+json_t *child_lib_version(const char *name); /* {path, version} or {error}: dlopen(name) here, as doctor does */
 
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);

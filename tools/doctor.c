@@ -110,6 +110,12 @@ static json_t *child_version(const char *name)
     return r;
 }
 
+/* for inspect: whether this machine can load a library at all (libcuda.so.1) */
+json_t *child_lib_version(const char *name)
+{
+    return child_version(name);
+}
+
 /* In the child: the driver and the GPUs, through NVML. */
 json_t *child_nvml(const char *unused)
 {

@@ -176,8 +176,8 @@ KT=$(for d in /proc/[0-9]*; do [ -r "$d/maps" ] && [ -z "$(head -c1 "$d/maps" 2>
 if [ -n "$KT" ]; then
     "$CG" inspect "$KT" >"$WORK/kt" 2>&1; rc=$?
     check "kernel thread $KT: exit 6 (no CUDA library), no abort" test $rc = 6
-    check "kernel thread: says it has no memory map, and no problem" \
-        bash -c "grep -q 'a kernel thread: no memory map' '$WORK/kt' && grep -q 'running now: no problem found' '$WORK/kt'"
+    check "kernel thread: says it has no memory map, and \"no CUDA library mapped\" (exit 6), never \"no problem found\"" \
+        bash -c "grep -q 'a kernel thread: no memory map' '$WORK/kt' && grep -q 'running now: no CUDA library mapped' '$WORK/kt'"
 else
     echo "  (no kthreadd visible here: the kernel-thread case not checked)"
 fi
@@ -185,4 +185,39 @@ fi
 live "import json"
 "$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
 check "no framework, no CUDA: no finding (not 'the GPU was never used')" jq -e '.findings == [] and .problems == 0' "$WORK/j"
+
+# ---- issue 29: a CPU-only TensorFlow on a machine without a driver: the fix that works there, the build read
+mkdir -p "$WORK/tf/tensorflow/python/platform"
+cp "$DOUBLES/cudart/libcudart.so.13" "$WORK/tf/tensorflow/libcudart.so.13"
+cc -shared -fPIC -o "$WORK/tf/tensorflow/python/_pywrap_tensorflow_internal.so" -x c - <<<'int tf_marker;' 2>/dev/null
+printf "build_info = {'cuda_version': '', 'is_cuda_build': False, 'is_rocm_build': False}\n" \
+    > "$WORK/tf/tensorflow/python/platform/build_info.py"
+live "import ctypes; ctypes.CDLL('$WORK/tf/tensorflow/libcudart.so.13'); ctypes.CDLL('$WORK/tf/tensorflow/python/_pywrap_tensorflow_internal.so')"
+TFPID=$LIVE
+env -u LD_LIBRARY_PATH "$CG" inspect --json $TFPID >"$WORK/j" 2>/dev/null
+check "TensorFlow: its build read from build_info.py (cpu), not '?'" jq -e 'any(.frameworks[]; .name == "tensorflow" and .build == "cpu")' "$WORK/j"
+check "no driver on the machine: gpu_not_used's fix is the driver's (as doctor says), not tf.device" \
+    jq -e '[.findings[] | select(.rule == "gpu_not_used") | .fix | test("install the NVIDIA driver") and (test("tf.device") | not)] == [true]' "$WORK/j"
+# the same process where a driver loads (the double): the CPU-only build is the fix
+env LD_LIBRARY_PATH=$DOUBLES/cuda "$CG" inspect --json $TFPID >"$WORK/j" 2>/dev/null
+check "a driver here, a CPU-only TensorFlow: install its CUDA build" \
+    jq -e '[.findings[] | select(.rule == "gpu_not_used") | .fix | test("tensorflow\\[and-cuda\\]")] == [true]' "$WORK/j"
+# ---- issue 29: several PIDs (as `$(pgrep -f train.py)` gives), --pid, convguard's own processes skipped
+live "import json"
+A=$LIVE
+"$CG" inspect $A $TFPID >"$WORK/o2" 2>"$WORK/err"; rc=$?
+check "two PIDs: each inspected in turn" bash -c "grep -q 'pid $A ' '$WORK/o2' && grep -q 'pid $TFPID ' '$WORK/o2'"
+check "two PIDs: exit 1 (one has a problem)" test $rc = 1
+check "--pid N: as N (py-spy's spelling)" bash -c "'$CG' inspect --pid $A 2>/dev/null | grep -q 'pid $A '"
+"$CG" inspect --json $A $TFPID >"$WORK/j2" 2>/dev/null
+check "two PIDs --json: an array of two" jq -e -s '.[0] | length == 2 and .[0].pid > 0' "$WORK/j2"
+check "no PID at all (an empty \$(pgrep ...)): a usage error that says so" \
+    bash -c "'$CG' inspect 2>&1 | grep -q 'no PID given'; [ \${PIPESTATUS[0]} = 2 ]"
+"$CG" run --quiet --dir "$WORK/runlogs" -- "$PY" -c "import time; time.sleep(30)  # cg-inspect-marker" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 100); do [ "$(pgrep -f cg-inspect-marker | wc -l)" -ge 3 ] && break; sleep 0.05; done
+"$CG" inspect $(pgrep -f cg-inspect-marker) >"$WORK/o" 2>"$WORK/err"
+check "under convguard run: pgrep finds 3 (run, its relay, the program)" test "$(pgrep -f cg-inspect-marker | wc -l)" = 3
+check "... run and its signal relay skipped, each with a note" test "$(grep -c 'skipped: convguard' "$WORK/err")" = 2
+check "... the program inspected" test "$(grep -c '^convguard inspect: pid' "$WORK/o")" = 1
 finish
