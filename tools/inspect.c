@@ -725,27 +725,10 @@ static json_t *snapshot_events(struct proc *p, const char *host)
 }
 
 /* ---- output */
-/* text: what /proc says, escaped (util/term.c) */
+/* text: what /proc says, escaped and wrapped at the terminal's width (util/term.c) */
 static void wrap_text(FILE *out, const char *head, const char *text, int indent)
 {
-    char *safe = term_text(text);
-    int col = fprintf(out, "%s", head);
-    for (const char *q = safe; *q;) {
-        size_t w = strcspn(q, " ");
-        if (col > indent && col + 1 + (int)w > 100) {
-            fprintf(out, "\n%*s", indent, "");
-            col = indent;
-        } else if (q != safe) {
-            fputc(' ', out);
-            col++;
-        }
-        col += fprintf(out, "%.*s", (int)w, q);
-        q += w;
-        while (*q == ' ')
-            q++;
-    }
-    fputc('\n', out);
-    free(safe);
+    term_wrap(out, term_width(out), head, text, indent);
 }
 
 static const char *const memory_knobs[] = {
@@ -769,8 +752,14 @@ static void print_libs(struct proc *p, FILE *out)
                   : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
                   : !strcmp(src, "data") ? xasprintf("%s", vt)
                   : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
-        term_printf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
-                jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+        /* two lines: what and which version, then where (a folder is often longer than a line) */
+        char *raw = xasprintf("    %-13s %-28s ", jstr(l, "label", "?"), jstr(l, "file", "?")), *what = term_text(raw);
+        free(raw);
+        term_wrap(out, term_width(out), what, v, 18);
+        char *dir = path_tidy(jstr(l, "dir", "?"));
+        char *where = xasprintf("in %s%s", dir, jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+        term_wrap(out, term_width(out), "                  ", where, 21);
+        free(what), free(dir), free(where);
         free(v);
     }
 }
@@ -852,13 +841,12 @@ static void print_shim(struct proc *p, FILE *out)
 static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
 {
     int problems = analysis_problems(a);
-    term_printf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
-    if (problems)
-        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
-    else if (!json_array_size(p->libs))
-        fprintf(out, "no CUDA library mapped\n");
-    else
-        fprintf(out, "no problem found\n");
+    char verdict[64];
+    snprintf(verdict, sizeof verdict, "%d problem%s", problems, problems > 1 ? "s" : "");
+    char *head = xasprintf("pid %lld (%s), running now: %s", p->pid, a->p[0].prog,
+                           problems ? verdict : !json_array_size(p->libs) ? "no CUDA library mapped" : "no problem found");
+    wrap_text(out, "convguard inspect: ", head, 4);
+    free(head);
     print_libs(p, out);
     print_frameworks(p, out);
     print_env(p, out);

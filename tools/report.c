@@ -81,6 +81,9 @@ int cmd_report(int argc, char **argv)
     }
     struct trace_set s = {0};
     rules_keep_events();
+    for (int i = optind; i < argc; i++) /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
+        if (strlen(argv[i]) > 1 && argv[i][strlen(argv[i]) - 1] == '/')
+            argv[i] = path_tidy(argv[i]); /* kept to the end: paths in the set point into it */
     for (int i = optind; i < argc; i++)
         trace_set_add(&s, argv[i]);
     if (s.n == 0) {

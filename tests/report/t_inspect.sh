@@ -6,6 +6,7 @@
 # (0 ok, 1 problems, 2 usage, 3 not a pid, 4 no such process, 5 permission,
 # 6 no CUDA library).
 source "$(dirname "$0")/../lib.sh"
+export COLUMNS=1000 # lines whole, for the greps below; the width itself: t_width.sh
 CG=$BUILD_DIR/convguard
 REAL=${CG_REAL_CUDA_LIB:-/usr/local/cuda/lib}
 PY=$(command -v python3) || skip_all "no python3"
@@ -108,7 +109,8 @@ unset LD_LIBRARY_PATH
 real_dir=$(dirname "$(readlink -f "$REAL/libcudnn.so.9")")
 out=$("$CG" inspect $LIVE 2>&1); rc=$?
 check "real cuDNN: exit 0 (no problem)" test $rc = 0
-check "real cuDNN: libcudnn.so.9 9.19.0 and its folder" grep -qE "cuDNN +libcudnn.so.9 +9\.19\.0.* in $real_dir" <<<"$out"
+check "real cuDNN: libcudnn.so.9 9.19.0 and, on the next line, its folder" \
+    bash -c "grep -A1 -E 'cuDNN +libcudnn.so.9 +9\.19\.0' <<<\"\$1\" | grep -qE '^ +in $real_dir'" _ "$out"
 check "real cuDNN: the CUDA runtime 13.0 listed" grep -qE "CUDA runtime +libcudart.so.13 +13\.0" <<<"$out"
 check "real cuDNN: LD_LIBRARY_PATH of the process shown" grep -q "LD_LIBRARY_PATH=\"$REAL\"" <<<"$out"
 "$CG" inspect --json $LIVE >"$WORK/j"
@@ -126,7 +128,7 @@ if [ -e "$DOUBLES/cudnn9/libcudnn_graph.so.9" ]; then
     live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9'); ctypes.CDLL('$WORK/old/libcudnn_graph.so.9')"
     out=$("$CG" inspect $LIVE 2>&1); rc=$?
     check "two versions: exit 1 (a problem)" test $rc = 1
-    check "two versions: the part's own version from its file name, in its folder" grep -qE "libcudnn_graph.so.9.1.0 +9\.1\.0 \(its file name\) +in $WORK/old" <<<"$out"
+    check "two versions: the part's own version from its file name, in its folder" bash -c "grep -A1 -E 'libcudnn_graph.so.9.1.0 +9\.1\.0 \(its file name\)' <<<\"\$1\" | grep -qE '^ +in $WORK/old'" _ "$out"
     check "two versions: the report's rule says two installs are mixed" grep -q "two cuDNN installs are mixed in one process" <<<"$out"
     flat=$(tr -s ' \n' '  ' <<<"$out")
     check "two versions: the cause names both versions" grep -qF "(9.19.0) took its part $WORK/old/libcudnn_graph.so.9.1.0 (9.1.0)" <<<"$flat"

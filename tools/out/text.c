@@ -6,8 +6,23 @@
 
 #include "out/out.h"
 
-/* Prints `text` after `head`, wrapped at 100 columns with a hanging indent.
- * Everything text.c prints of a trace goes through here or term_printf:
+/* the columns the report fills: the terminal's (util/term.c term_width),
+ * set by print_text */
+static int wrap_width = 80;
+
+/* a word that is a path with "//", "/./" or "/../" in it, as it is meant
+ * (util/term.c path_tidy); NULL: the word as it is */
+static char *tidy_word(const char *p, size_t w)
+{
+    char *word = xasprintf("%.*s", (int)w, p);
+    bool messy = strchr(word, '/') && (strstr(word, "//") || strstr(word, "/./") || strstr(word, "/../"));
+    char *t = messy ? path_tidy(word) : NULL;
+    free(word);
+    return t;
+}
+
+/* Prints `text` after `head`, wrapped at the terminal's width with a hanging
+ * indent.  Everything text.c prints of a trace goes through here or term_printf:
  * escaped (util/term.c), so no value can move the cursor or start a line. */
 static void wrap(FILE *out, const char *head, const char *text, int indent)
 {
@@ -16,15 +31,18 @@ static void wrap(FILE *out, const char *head, const char *text, int indent)
     const char *p = safe;
     while (*p) {
         size_t w = strcspn(p, " ");
-        if (col > indent && col + 1 + (int)w > 100) {
+        char *tidy = tidy_word(p, w);
+        size_t shown = tidy ? strlen(tidy) : w;
+        if (col > indent && col + 1 + (int)shown > wrap_width) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
         } else if (p != safe) {
             fputc(' ', out);
             col++;
         }
-        fprintf(out, "%.*s", (int)w, p);
-        col += (int)w;
+        fprintf(out, "%.*s", (int)shown, tidy ? tidy : p);
+        col += (int)shown;
+        free(tidy);
         p += w;
         while (*p == ' ')
             p++;
@@ -368,6 +386,7 @@ static void process_kinds(struct analysis *a, FILE *out)
 
 void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
 {
+    wrap_width = term_width(out);
     size_t n = a->s->n, shown = 0, quiet = 0;
     all |= verbose;
     for (size_t i = 0; i < n; i++)
