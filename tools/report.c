@@ -46,6 +46,37 @@ static void say_run_choice(FILE *out, const struct run_choice *rc, char **paths,
                 rc->runs, n == 1 ? paths[0] : "these traces", when, rc->left_out, rc->left_out == 1 ? "" : "es");
 }
 
+static void say_no_trace(const struct trace_set *s, char **paths, int n)
+{
+    fprintf(stderr, "convguard report: no readable trace in");
+    for (int i = 0; i < n; i++)
+        term_printf(stderr, " %s", paths[i]);
+    fprintf(stderr, "\n");
+    for (size_t i = 0; i < json_array_size(s->unreadable); i++) /* names from a folder: escaped */
+        term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s->unreadable, i), "path", "?"),
+                    jstr(json_array_get(s->unreadable, i), "error", "?"));
+}
+
+/* the set linked; the latest run alone unless all_runs (model/runs.c) */
+static void link_runs(struct trace_set *s, bool all_runs, struct run_choice *runs)
+{
+    trace_set_link(s);
+    if (!all_runs && trace_set_keep_latest_run(s, runs) == 0 && runs->left_out)
+        trace_set_link(s); /* the parents' indices, in the smaller set */
+}
+
+/* --html FILE: the page, and where it went ("-": stdout, said nowhere) */
+static int page(struct analysis *a, const char *html)
+{
+    if (write_html(a, html) != 0) {
+        perror(html);
+        return -1;
+    }
+    if (strcmp(html, "-") != 0)
+        term_printf(stderr, "convguard report: wrote %s\n", html);
+    return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
@@ -67,10 +98,8 @@ int cmd_report(int argc, char **argv)
         default: return usage(stderr, 2);
         }
     }
-    if (as_json && html && strcmp(html, "-") == 0) {
-        fprintf(stderr, "convguard report: --json and --html - both write stdout; give --html a file\n");
-        return 2;
-    }
+    if (as_json && html && strcmp(html, "-") == 0)
+        return fprintf(stderr, "convguard report: --json and --html - both write stdout; give --html a file\n"), 2;
     char *dflt[2] = {NULL, NULL};
     if (optind >= argc) {
         const char *d = getenv("CONVGUARD_DIR");
@@ -81,26 +110,18 @@ int cmd_report(int argc, char **argv)
     }
     struct trace_set s = {0};
     rules_keep_events();
-    for (int i = optind; i < argc; i++) /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
+    for (int i = optind; i < argc; i++) { /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
         if (strlen(argv[i]) > 1 && argv[i][strlen(argv[i]) - 1] == '/')
             argv[i] = path_tidy(argv[i]); /* kept to the end: paths in the set point into it */
-    for (int i = optind; i < argc; i++)
         trace_set_add(&s, argv[i]);
+    }
     if (s.n == 0) {
-        fprintf(stderr, "convguard report: no readable trace in");
-        for (int i = optind; i < argc; i++)
-            term_printf(stderr, " %s", argv[i]);
-        fprintf(stderr, "\n");
-        for (size_t i = 0; i < json_array_size(s.unreadable); i++) /* names from a folder: escaped */
-            term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
-                    jstr(json_array_get(s.unreadable, i), "error", "?"));
+        say_no_trace(&s, argv + optind, argc - optind);
         trace_set_free(&s);
         return 2;
     }
-    trace_set_link(&s);
     struct run_choice runs = {0};
-    if (!all_runs && trace_set_keep_latest_run(&s, &runs) == 0 && runs.left_out)
-        trace_set_link(&s); /* the parents' indices, in the smaller set */
+    link_runs(&s, all_runs, &runs);
     capture_attach(&s, argv + optind, argc - optind, 0);
     struct analysis *a = analyse(&s);
     bool html_out = html && strcmp(html, "-") == 0; /* the page is stdout: the text goes nowhere */
@@ -110,12 +131,8 @@ int cmd_report(int argc, char **argv)
     else if (!html_out)
         print_text(a, stdout, verbose, all);
     int rc = analysis_problems(a) || analysis_incomplete(a) ? 1 : 0; /* an incomplete trace is no clean run */
-    if (html && write_html(a, html) != 0) {
-        perror(html);
+    if (html && page(a, html) != 0)
         rc = 2;
-    } else if (html && !html_out) {
-        term_printf(stderr, "convguard report: wrote %s\n", html);
-    }
     analysis_free(a);
     trace_set_free(&s);
     return rc;

@@ -248,26 +248,25 @@ static int usage(FILE *o, int rc)
     return rc;
 }
 
-int cmd_run(int argc, char **argv)
+/* run's options into o; -1, or the exit status of a usage error (or --help) */
+static int run_options(int argc, char **argv, struct run_opts *o)
 {
     static const struct option longopts[] = {
         {"fallback", no_argument, 0, 'f'}, {"dir", required_argument, 0, 'd'},
         {"workspace-limit", required_argument, 0, 'w'}, {"reserve", required_argument, 0, 'r'},
         {"quiet", no_argument, 0, 'q'}, {"no-capture", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
-    int c, st = 0;
-    runsig_ignore_sigpipe(); /* a closed stderr fails our writes, never ends us (the program gets it back) */
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+fd:w:r:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f': o.fallback = true; break;
-        case 'd': o.dir = optarg; break;
-        case 'q': o.quiet = true; break;
-        case 'n': o.capture = false; break;
+        case 'f': o->fallback = true; break;
+        case 'd': o->dir = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'n': o->capture = false; break;
         case 'w':
         case 'r':
-            if (!parse_mb(optarg, c == 'w' ? &o.ws_mb : &o.reserve_mb)) {
+            if (!parse_mb(optarg, c == 'w' ? &o->ws_mb : &o->reserve_mb)) {
                 fprintf(stderr, "convguard run: %s is not a whole number of MiB\n", optarg);
                 return 2;
             }
@@ -276,6 +275,17 @@ int cmd_run(int argc, char **argv)
         default: return usage(stderr, 2);
         }
     }
+    return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
+    int st = 0;
+    runsig_ignore_sigpipe(); /* a closed stderr fails our writes, never ends us (the program gets it back) */
+    int bad = run_options(argc, argv, &o);
+    if (bad >= 0)
+        return bad;
     if (optind >= argc)
         return usage(stderr, 2);
     if (!o.dir)
