@@ -57,6 +57,11 @@ for f in "$ROOT"/tests/report/traces/*.jsonl; do
 done
 check "no finding of the rule traces names an event kind (conv_exec_failed ...):${leaks:- none}" test -z "$leaks"
 
+# ---- report -v: the dispatcher libcudnn.so.9 has no version of its own: what it runs as, never "?" (item 11)
+"$CG" report -v "$ROOT/tests/report/traces/conv_exec_failed.jsonl" >"$WORK/v" 2>&1
+check "report -v: libcudnn.so.9 shown with the version it runs as, not '?'" \
+    bash -c "grep -q 'libcudnn.so.9 (runs as 9.19.0' '$WORK/v' && ! grep -qE '^    /.* \? [^ ]+$' '$WORK/v'"
+
 # ---- run of a command that does not exist; a run that traced nothing (item 11)
 mkdir -p "$WORK/e" && cd "$WORK/e" || exit 1
 "$CG" run -- nonexistent-cmd-cg >/dev/null 2>"$WORK/e1"

@@ -217,11 +217,13 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
         for (size_t k = 0; k < json_array_size(evs); k++) {
             json_t *e = json_array_get(evs, k);
             if (strcmp(jstr(e, "ev", ""), "lib") == 0) {
-                char v[32];
+                char v[32], runs_as[64] = "";
                 long long ver = jint(e, "version", -1);
+                bool cudnn = strcmp(jstr(e, "family", ""), "cudnn") == 0;
+                if (cudnn && ver < 0 && p->cudnn_ver > 0) /* the dispatcher has no version of its own */
+                    snprintf(runs_as, sizeof runs_as, "(runs as %s: its parts')", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v));
                 term_printf(out, "    %s %s %s\n", jstr(e, "path", "?"),
-                        strcmp(jstr(e, "family", ""), "cudnn") == 0 ? fmt_cudnn_ver(ver, v, sizeof v)
-                                                                    : fmt_cuda_ver(ver, v, sizeof v),
+                        *runs_as ? runs_as : cudnn ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v),
                         jstr(e, "via", ""));
             }
         }
