@@ -57,7 +57,7 @@ install: all
 	install -m 0755 $(BUILD)/convguard $(DESTDIR)$(PREFIX)/bin/convguard
 	install -m 0644 docs/convguard.1 $(DESTDIR)$(PREFIX)/share/man/man1/convguard.1
 	# the Python half (convguard.check(), %load_ext convguard, `convguard kernel`), which the
-	# installed command runs from here (tools/kernel.c); `pip install convguard` installs it too
+	# installed command runs from here (tools/kernel.c); the wheel (pip install .) installs it too
 	install -d $(DESTDIR)$(PREFIX)/share/convguard/python/convguard
 	install -m 0644 python/convguard/*.py $(DESTDIR)$(PREFIX)/share/convguard/python/convguard/
 

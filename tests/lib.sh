@@ -12,6 +12,10 @@ DOUBLES=$BUILD_DIR/doubles
 UNIT=$BUILD_DIR/unit
 ROBUST=$BUILD_DIR/robust
 TEST_NAME=$(basename "$0" .sh)
+# the width the report's lines are wrapped at (util/term.c term_width): fixed, so that a test
+# gives the same lines in any terminal; the width the tests' expected lines were written for.
+# t_width.sh tests the others (80 when no terminal says, $COLUMNS, the terminal's).
+export COLUMNS=100
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cg-$TEST_NAME.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FAILED=0

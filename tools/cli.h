@@ -23,6 +23,7 @@ int cmd_kernel(int argc, char **argv); /* kernel.c */
 typedef json_t *(*probe_fn)(const char *arg);
 json_t *probe(probe_fn fn, const char *arg);
 json_t *child_nvml(const char *unused);
+json_t *child_lib_version(const char *name); /* {path, version} or {error}: dlopen(name) here, as doctor does */
 
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);
@@ -30,7 +31,8 @@ char *find_shim(void);
  * status: where the wait status goes, and signals after the program's end
  * end convguard as the program ended (NULL: the handlers as they were) */
 struct run_opts { const char *dir; bool fallback, quiet; long long ws_mb, reserve_mb; bool capture; /* relay.c */
-                  int *status; };
+                  int *status;
+                  int *exec_errno; /* where the errno of a failed exec goes (0: it ran); NULL: not asked */ };
 int run_traced(const struct run_opts *o, char **argv, double *started);
 /* the report of the traces in dir started at or after `since`, printed when
  * there are problems or `force`; returns the number of problems, -1 (and says

@@ -110,6 +110,12 @@ static json_t *child_version(const char *name)
     return r;
 }
 
+/* for inspect: whether this machine can load a library at all (libcuda.so.1) */
+json_t *child_lib_version(const char *name)
+{
+    return child_version(name);
+}
+
 /* In the child: the driver and the GPUs, through NVML. */
 json_t *child_nvml(const char *unused)
 {
@@ -609,19 +615,22 @@ static void print_copies(json_t *r)
             }
             long long ver = jint(f, "version", -1);
             const char *vs = ver < 0 ? "?" : k == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v);
-            term_printf(stdout, "  %-8s %s", vs, jstr(f, "path", "?"));
+            struct sbuf line = {0};
+            sb_printf(&line, "  %-8s %s", vs, jstr(f, "path", "?"));
             if (jint(f, "cuda_built_for", -1) > 0)
-                term_printf(stdout, "  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
+                sb_printf(&line, "  (for CUDA %s)", fmt_cuda_ver(jint(f, "cuda_built_for", -1), w, sizeof w));
             if (jget(f, "graph_from"))
-                term_printf(stdout, "  (loaded here it runs as %s: its graph part comes from %s)",
-                       fmt_cudnn_ver(jint(f, "runs_as", -1), w, sizeof w), jstr(f, "graph_from", "?"));
+                sb_printf(&line, "  (loaded here it runs as %s: its graph part comes from %s)",
+                          fmt_cudnn_ver(jint(f, "runs_as", -1), w, sizeof w), jstr(f, "graph_from", "?"));
             if (jget(f, "error"))
-                term_printf(stdout, "  (does not load: %s)", jstr(f, "error", "?"));
+                sb_printf(&line, "  (does not load: %s)", jstr(f, "error", "?"));
             json_t *src = jget(f, "sources");
-            term_printf(stdout, "  [");
+            sb_add(&line, "  [");
             for (size_t s = 0; s < json_array_size(src); s++)
-                term_printf(stdout, "%s%s", s ? ", " : "", json_string_value(json_array_get(src, s)));
-            term_printf(stdout, "]\n");
+                sb_printf(&line, "%s%s", s ? ", " : "", json_string_value(json_array_get(src, s)));
+            sb_add(&line, "]");
+            term_wrapf(stdout, 11, "%s", line.s);
+            free(line.s);
             shown++;
         }
         if (parts)
@@ -643,12 +652,12 @@ static void print_picks(json_t *r)
             continue;
         }
         long long ver = jint(p, "version", -1);
-        term_printf(stdout, "  %-16s %s%s%s%s (%s)", key, jstr(p, "path", "?"), jget(p, "file") ? " (= " : "", jstr(p, "file", ""),
-               jget(p, "file") ? ")" : "",
-               ver < 0 ? "?" : strncmp(key, "libcudnn", 8) == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v));
-        if (jstr(p, "graph", NULL))
-            term_printf(stdout, ", its graph part %s", jstr(p, "graph", ""));
-        term_printf(stdout, "\n");
+        char *graph = jstr(p, "graph", NULL) ? xasprintf(", its graph part %s", jstr(p, "graph", "")) : xstrdup("");
+        term_wrapf(stdout, 19, "  %-16s %s%s%s%s (%s)%s", key, jstr(p, "path", "?"), jget(p, "file") ? " (= " : "",
+                   jstr(p, "file", ""), jget(p, "file") ? ")" : "",
+                   ver < 0 ? "?" : strncmp(key, "libcudnn", 8) == 0 ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v),
+                   graph);
+        free(graph);
     }
 }
 
@@ -659,20 +668,22 @@ static void print_gpus(json_t *r)
     size_t i;
     json_t *nv = json_object_get(r, "nvml");
     if (jget(nv, "error")) {
-        term_printf(stdout, "GPUs: unknown: %s\n", jstr(nv, "error", "?"));
+        term_wrapf(stdout, 2, "GPUs: unknown: %s", jstr(nv, "error", "?"));
         return;
     }
     term_printf(stdout, "driver %s (CUDA %s), %zu GPU%s\n", jstr(nv, "driver", "?"), fmt_cuda_ver(jint(nv, "cuda", -1), v, sizeof v),
            json_array_size(jget(nv, "gpus")), json_array_size(jget(nv, "gpus")) == 1 ? "" : "s");
     json_array_foreach(jget(nv, "gpus"), i, f) {
-        term_printf(stdout, "  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
-               fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
+        struct sbuf line = {0};
+        sb_printf(&line, "  GPU %lld %s: %s free of %s", jint(f, "index", 0), jstr(f, "name", "?"),
+                  fmt_size(jint(f, "mem.free", -1), v, sizeof v), fmt_size(jint(f, "mem.total", -1), w, sizeof w));
         json_t *h;
         size_t k;
         json_array_foreach(jget(f, "holders"), k, h)
-            term_printf(stdout, "%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
-                   fmt_size(jint(h, "bytes", -1), v, sizeof v));
-        term_printf(stdout, "\n");
+            sb_printf(&line, "%s pid %lld (%s) %s", k ? "," : "; held by", jint(h, "pid", -1), jstr(h, "name", "?"),
+                      fmt_size(jint(h, "bytes", -1), v, sizeof v));
+        term_wrapf(stdout, 4, "%s", line.s);
+        free(line.s);
     }
 }
 
@@ -682,12 +693,12 @@ static void print_human(json_t *r)
     print_copies(r);
     print_picks(r);
     print_gpus(r);
-    term_printf(stdout, "looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
-           "python3's site-packages, venvs and conda envs under $HOME, ./ and /opt; not in other users' homes, "
-           "container images or other folders (put one in LD_LIBRARY_PATH to include it)\n",
-           json_array_size(json_object_get(r, "searched")));
-    term_printf(stdout, "environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s\n", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
-           jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
+    term_wrapf(stdout, 2, "looked in %zu folders: LD_LIBRARY_PATH, ld.so.cache, /usr/local/cuda*, the system's, the active "
+               "python3's site-packages, venvs and conda envs under $HOME, ./ and /opt; not in other users' homes, "
+               "container images or other folders (put one in LD_LIBRARY_PATH to include it)",
+               json_array_size(json_object_get(r, "searched")));
+    term_wrapf(stdout, 2, "environment: LD_LIBRARY_PATH=%s CUDA_VISIBLE_DEVICES=%s", jstr(r, "env.LD_LIBRARY_PATH", "(unset)"),
+               jstr(r, "env.CUDA_VISIBLE_DEVICES", "(unset)"));
     json_t *ps = json_object_get(r, "problems"), *f;
     size_t i;
     if (!json_array_size(ps))
@@ -695,8 +706,8 @@ static void print_human(json_t *r)
     else
         term_printf(stdout, "verdict: %zu problem%s\n", json_array_size(ps), json_array_size(ps) > 1 ? "s" : "");
     json_array_foreach(ps, i, f) {
-        term_printf(stdout, "  [%s] %s\n", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
-        term_printf(stdout, "      fix: %s\n", jstr(f, "fix", "?"));
+        term_wrapf(stdout, 6, "  [%s] %s", jstr(f, "severity", "?"), jstr(f, "problem", "?"));
+        term_wrapf(stdout, 11, "      fix: %s", jstr(f, "fix", "?"));
     }
 }
 
@@ -741,19 +752,28 @@ static json_t *probe_picks(json_t *copies)
     return picks;
 }
 
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard doctor [--json]\n"
+               "  every cuDNN, CUDA runtime and driver copy on this machine (the loader's\n"
+               "  search path, LD_LIBRARY_PATH, the Python environments' wheels), the one\n"
+               "  each framework here would load, the driver and the GPUs (NVML), and a verdict\n"
+               "  --json      the same as JSON on stdout\n"
+               "exit status: 0 no problem found, 1 problems found, 2 usage\n");
+    return rc;
+}
+
 int cmd_doctor(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     bool as_json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+jh", longopts, NULL)) != -1) {
         if (c == 'j')
             as_json = true;
-        else {
-            fprintf(c == 'h' ? stdout : stderr, "usage: convguard doctor [--json]\n");
-            return c == 'h' ? 0 : 2;
-        }
+        else
+            return c == 'h' ? usage(stdout, 0) : usage(stderr, 2);
     }
     json_t *dirs = where_to_look();
     json_t *r = json_object();

@@ -486,6 +486,49 @@ static void map_line(struct proc *p, char *line, json_t *seen)
     note_framework(p, file);
 }
 
+/* The framework's build, from its own files beside the mapped object:
+ * TensorFlow's python/platform/build_info.py ('is_cuda_build'), PyTorch's
+ * version.py (`cuda = None` in a CPU build), JAX's CUDA plugin installed
+ * beside jaxlib.  "unknown" when none says. */
+static const char *build_from_files(const struct proc *p, const char *name, const char *path)
+{
+    static const struct { const char *name, *dir, *file; } where[] = {
+        {"tensorflow", "/tensorflow/", "python/platform/build_info.py"},
+        {"torch", "/torch/", "version.py"},
+    };
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        const char *d = strcmp(name, where[i].name) == 0 ? strstr(path, where[i].dir) : NULL;
+        if (!d)
+            continue;
+        char f[PATH_MAX + 64];
+        size_t n;
+        snprintf(f, sizeof f, "%s%.*s%s", p->root, (int)(d - path + strlen(where[i].dir)), path, where[i].file);
+        char *t = read_file(f, &n, 1 << 20);
+        const char *b = !t ? "unknown"
+                        : strstr(t, "'is_cuda_build': True") ? "cuda"
+                        : strstr(t, "'is_cuda_build': False") ? "cpu"
+                        : i == 1 && (strstr(t, "\ncuda: Optional[str] = None") || strstr(t, "\ncuda = None")) ? "cpu"
+                        : i == 1 && (strstr(t, "\ncuda: Optional[str] = '") || strstr(t, "\ncuda = '")) ? "cuda"
+                                                                                                : "unknown";
+        free(t);
+        return b;
+    }
+    const char *j = strcmp(name, "jax") == 0 ? strstr(path, "/jaxlib/") : NULL;
+    if (j) { /* site-packages/jax_cuda12_plugin, or jax_plugins/xla_cuda12 */
+        char site[PATH_MAX + 64];
+        snprintf(site, sizeof site, "%s%.*s", p->root, (int)(j - path), path);
+        DIR *dd = opendir(site);
+        struct dirent *de;
+        bool plugin = false;
+        while (dd && !plugin && (de = readdir(dd)))
+            plugin = strncmp(de->d_name, "jax_cuda", 8) == 0 && strstr(de->d_name, "_plugin") != NULL;
+        if (dd)
+            closedir(dd);
+        return plugin ? "cuda" : "cpu";
+    }
+    return "unknown";
+}
+
 static int read_maps(struct proc *p, const char *me)
 {
     char path[64];
@@ -518,8 +561,12 @@ static int read_maps(struct proc *p, const char *me)
     /* PyTorch's CPU build maps libtorch_cpu.so and no libtorch_cuda.so */
     size_t j;
     json_t *x;
-    json_array_foreach(p->frameworks, j, x) if (!strcmp(jstr(x, "build", ""), "cpu?"))
-        json_object_set_new(x, "build", json_string("cpu"));
+    json_array_foreach(p->frameworks, j, x) {
+        if (!strcmp(jstr(x, "build", ""), "cpu?"))
+            json_object_set_new(x, "build", json_string("cpu"));
+        if (!strcmp(jstr(x, "build", ""), "?"))
+            json_object_set_new(x, "build", json_string(build_from_files(p, jstr(x, "name", ""), jstr(x, "path", ""))));
+    }
     cudnn_folder_versions(p);
     return 0;
 }
@@ -576,6 +623,11 @@ static void read_gpu(struct proc *p)
     const char *err = jstr(r, "error", NULL);
     if (err) {
         p->gpu = json_pack("{s:b, s:s}", "known", false, "why", err);
+        /* no NVML: is there a driver at all?  doctor's question, asked the same way */
+        json_t *drv = probe(child_lib_version, "libcuda.so.1");
+        if (jstr(drv, "error", NULL))
+            json_object_set_new(p->gpu, "no_driver", json_string(jstr(drv, "error", "?")));
+        json_decref(drv);
         json_decref(r);
         return;
     }
@@ -662,31 +714,21 @@ static json_t *snapshot_events(struct proc *p, const char *host)
     json_object_set_new(x, "frameworks", names);
     if (jtrue(p->gpu, "known"))
         json_object_set_new(x, "gpu_memory_held", json_integer(jint(p->gpu, "bytes_held", 0)));
+    if (jstr(p->gpu, "no_driver", NULL)) /* a fact of the machine, for the rules' fix */
+        json_object_set_new(x, "machine_driver", json_pack("{s:b, s:s}", "loadable", false, "error",
+                                                          jstr(p->gpu, "no_driver", "?")));
+    json_t *builds = json_object();
+    json_array_foreach(p->frameworks, i, f) json_object_set_new(builds, jstr(f, "name", "?"),
+                                                                json_string(jstr(f, "build", "unknown")));
+    json_object_set_new(x, "framework_builds", builds);
     return evs;
 }
 
 /* ---- output */
-/* text: what /proc says, escaped (util/term.c) */
+/* text: what /proc says, escaped and wrapped at the terminal's width (util/term.c) */
 static void wrap_text(FILE *out, const char *head, const char *text, int indent)
 {
-    char *safe = term_text(text);
-    int col = fprintf(out, "%s", head);
-    for (const char *q = safe; *q;) {
-        size_t w = strcspn(q, " ");
-        if (col > indent && col + 1 + (int)w > 100) {
-            fprintf(out, "\n%*s", indent, "");
-            col = indent;
-        } else if (q != safe) {
-            fputc(' ', out);
-            col++;
-        }
-        col += fprintf(out, "%.*s", (int)w, q);
-        q += w;
-        while (*q == ' ')
-            q++;
-    }
-    fputc('\n', out);
-    free(safe);
+    term_wrap(out, term_width(out), head, text, indent);
 }
 
 static const char *const memory_knobs[] = {
@@ -710,8 +752,14 @@ static void print_libs(struct proc *p, FILE *out)
                   : !strcmp(src, "folder") ? xasprintf("%s (of %s beside it)", vt, jstr(l, "version_from", "?"))
                   : !strcmp(src, "data") ? xasprintf("%s", vt)
                   : xasprintf("%s (%s)", vt, !strcmp(src, "wheel") ? "its wheel" : "its file name");
-        term_printf(out, "    %-13s %-28s %-34s in %s%s\n", jstr(l, "label", "?"), jstr(l, "file", "?"), v,
-                jstr(l, "dir", "?"), jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+        /* two lines: what and which version, then where (a folder is often longer than a line) */
+        char *raw = xasprintf("    %-13s %-28s ", jstr(l, "label", "?"), jstr(l, "file", "?")), *what = term_text(raw);
+        free(raw);
+        term_wrap(out, term_width(out), what, v, 18);
+        char *dir = path_tidy(jstr(l, "dir", "?"));
+        char *where = xasprintf("in %s%s", dir, jtrue(l, "deleted") ? " (deleted on disk)" : jtrue(l, "replaced") ? " (replaced on disk)" : "");
+        term_wrap(out, term_width(out), "                  ", where, 21);
+        free(what), free(dir), free(where);
         free(v);
     }
 }
@@ -793,11 +841,12 @@ static void print_shim(struct proc *p, FILE *out)
 static void print_snapshot(struct proc *p, struct analysis *a, FILE *out)
 {
     int problems = analysis_problems(a);
-    term_printf(out, "convguard inspect: pid %lld (%s), running now: ", p->pid, a->p[0].prog);
-    if (problems)
-        fprintf(out, "%d problem%s\n", problems, problems > 1 ? "s" : "");
-    else
-        fprintf(out, "no problem found\n");
+    char verdict[64];
+    snprintf(verdict, sizeof verdict, "%d problem%s", problems, problems > 1 ? "s" : "");
+    char *head = xasprintf("pid %lld (%s), running now: %s", p->pid, a->p[0].prog,
+                           problems ? verdict : !json_array_size(p->libs) ? "no CUDA library mapped" : "no problem found");
+    wrap_text(out, "convguard inspect: ", head, 4);
+    free(head);
     print_libs(p, out);
     print_frameworks(p, out);
     print_env(p, out);
@@ -829,11 +878,18 @@ static json_t *snapshot_json(struct proc *p, struct analysis *a, int rc)
 
 static int usage(FILE *o, int rc)
 {
-    fprintf(o, "usage: convguard inspect [--json] [--html FILE] PID\n"
-               "  the CUDA libraries, framework, settings and GPU memory of a running process, read from\n"
-               "  /proc/PID without stopping it, and the report's diagnosis of them\n"
-               "  exit status: 0 no problem, 1 problems, 2 usage, 3 not a process id, 4 no such process\n"
-               "  (or it exited), 5 permission denied (another user, no CAP_SYS_PTRACE), 6 no CUDA library mapped\n");
+    fprintf(o, "usage: convguard inspect [--json] [--html FILE] [--pid] PID...\n"
+               "  the CUDA libraries, framework, settings and GPU memory of running\n"
+               "  processes, read from /proc/PID without stopping them, and the report's\n"
+               "  diagnosis; several PIDs (`$(pgrep -f train.py)`) one after the other,\n"
+               "  convguard's own processes among them skipped with a note\n"
+               "  --json       as JSON (several PIDs: an array of them)\n"
+               "  --html FILE  one process as a page (-: on stdout)\n"
+               "  --pid PID    the same as PID (py-spy's spelling)\n"
+               "exit status: 0 no problem, 1 problems, 2 usage, 3 not a process id,\n"
+               "  4 no such process (or it exited), 5 permission denied (another user,\n"
+               "  no CAP_SYS_PTRACE), 6 no CUDA library mapped; several PIDs: 1 when any\n"
+               "  has problems, else the best of the others\n");
     return rc;
 }
 
@@ -900,31 +956,30 @@ static void snapshot_set(struct proc *p, struct trace_set *s)
     t->parent = -1;
 }
 
-int cmd_inspect(int argc, char **argv)
+/* convguard's own processes: `convguard run` and its signal relay, shown as
+ * `cg-signals ARGV` (run_signals.c), which `pgrep -f train.py` finds beside
+ * the program */
+static const char *convguard_own(long long pid)
 {
-    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
-                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *me = "convguard inspect", *html = NULL;
-    bool as_json = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+jH:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': as_json = true; break;
-        case 'H': html = optarg; break;
-        case 'h': return usage(stdout, 0);
-        default: return usage(stderr, INSPECT_USAGE);
-        }
-    }
-    if (optind != argc - 1)
-        return usage(stderr, INSPECT_USAGE);
-    const char *arg = argv[optind];
-    long long pid;
-    if (!parse_pid(arg, &pid)) {
-        fprintf(stderr, "%s: '%s' is not a process id (a whole number from 1, as `pgrep -f train.py` or "
-                        "`nvidia-smi` print)\n", me, arg);
-        return INSPECT_NOT_A_PID;
-    }
+    char p[64], comm[64] = "";
+    size_t n;
+    snprintf(p, sizeof p, "/proc/%lld/comm", pid);
+    char *c = read_file(p, &n, sizeof comm);
+    if (c)
+        snprintf(comm, sizeof comm, "%.*s", (int)strcspn(c, "\n"), c);
+    free(c);
+    if (strcmp(comm, "cg-signals") == 0)
+        return "convguard run's signal relay (cg-signals)";
+    char *exe = proc_link(pid, "exe");
+    bool own = exe && strcmp(base_name(exe), "convguard") == 0;
+    free(exe);
+    return own ? "convguard itself" : NULL;
+}
+
+/* one process inspected and shown; its exit code */
+static int inspect_one(long long pid, bool as_json, const char *html, json_t *all)
+{
+    const char *me = "convguard inspect";
     struct proc p = {.pid = pid};
     int rc = read_process(&p, me);
     if (rc)
@@ -932,12 +987,13 @@ int cmd_inspect(int argc, char **argv)
     struct trace_set s;
     snapshot_set(&p, &s);
     struct analysis *a = analyse(&s);
-    rc = json_array_size(p.libs) == 0 ? INSPECT_NO_CUDA : analysis_problems(a) ? INSPECT_PROBLEMS : INSPECT_OK;
+    rc = analysis_problems(a) ? INSPECT_PROBLEMS : json_array_size(p.libs) == 0 ? INSPECT_NO_CUDA : INSPECT_OK;
     if (as_json) {
         json_t *j = snapshot_json(&p, a, rc);
-        json_dumpf(j, stdout, JSON_INDENT(2));
-        fputc('\n', stdout);
-        json_decref(j);
+        if (all)
+            json_array_append_new(all, j);
+        else
+            json_dumpf(j, stdout, JSON_INDENT(2)), fputc('\n', stdout), json_decref(j);
     } else {
         print_snapshot(&p, a, stdout);
     }
@@ -947,9 +1003,81 @@ int cmd_inspect(int argc, char **argv)
     if (html && write_html(a, html) != 0) {
         perror(html);
         rc = INSPECT_USAGE;
+    } else if (html && strcmp(html, "-") != 0) {
+        term_printf(stderr, "%s: wrote %s\n", me, html);
     }
     analysis_free(a);
     trace_set_free(&s);
     proc_free(&p);
     return rc;
+}
+
+/* several processes: problems anywhere first, then a clean one, then the
+ * first error; one inspected is better than none */
+static int combine(int sofar, int rc)
+{
+    static const int rank[] = {[INSPECT_PROBLEMS] = 6, [INSPECT_OK] = 5, [INSPECT_NO_CUDA] = 4,
+                               [INSPECT_PERMISSION] = 3, [INSPECT_NO_PROCESS] = 2, [INSPECT_NOT_A_PID] = 1};
+    if (sofar < 0)
+        return rc;
+    return rc >= 0 && rc <= INSPECT_NO_CUDA && rank[rc] > rank[sofar] ? rc : sofar;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
+                                             {"pid", required_argument, 0, 'p'}, {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *me = "convguard inspect", *html = NULL;
+    bool as_json = false;
+    int c;
+    json_t *pids = json_array();
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+jH:p:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j': as_json = true; break;
+        case 'H': html = optarg; break;
+        case 'p': json_array_append_new(pids, json_string(optarg)); break;
+        case 'h': json_decref(pids); return usage(stdout, 0);
+        default: json_decref(pids); return usage(stderr, INSPECT_USAGE);
+        }
+    }
+    for (int i = optind; i < argc; i++)
+        json_array_append_new(pids, json_string(argv[i]));
+    size_t n = json_array_size(pids);
+    if (n == 0 || (html && n > 1)) {
+        if (n > 1)
+            fprintf(stderr, "%s: --html draws one process: give it one PID\n", me);
+        else
+            fprintf(stderr, "%s: no PID given (`pgrep -f train.py` finds them; an empty `$(pgrep ...)`: no such "
+                            "process runs)\n", me);
+        json_decref(pids);
+        return usage(stderr, INSPECT_USAGE);
+    }
+    json_t *all = as_json && n > 1 ? json_array() : NULL;
+    int rc = -1, shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *arg = json_string_value(json_array_get(pids, i));
+        long long pid;
+        const char *own = NULL;
+        if (!parse_pid(arg, &pid)) {
+            fprintf(stderr, "%s: '%s' is not a process id (a whole number from 1, as `pgrep -f train.py` or "
+                            "`nvidia-smi` print)\n", me, arg);
+            rc = combine(rc, INSPECT_NOT_A_PID);
+        } else if (n > 1 && (pid == (long long)getpid() || (own = convguard_own(pid)))) {
+            fprintf(stderr, "%s: pid %lld skipped: %s, not the program\n", me, pid,
+                    pid == (long long)getpid() ? "this inspect" : own);
+        } else {
+            if (shown++ && !as_json)
+                fputc('\n', stdout);
+            rc = combine(rc, inspect_one(pid, as_json, html, all));
+        }
+    }
+    if (all) {
+        json_dumpf(all, stdout, JSON_INDENT(2));
+        fputc('\n', stdout);
+        json_decref(all);
+    }
+    json_decref(pids);
+    return rc < 0 ? INSPECT_NO_PROCESS : rc;
 }

@@ -62,7 +62,8 @@ int cmd_kernel(int argc, char **argv)
     fflush(stdout);
     execvp(py, av);
     fprintf(stderr, "convguard kernel: cannot run %s (%s): the Jupyter kernel needs Python with ipykernel "
-                    "(`pip install convguard ipykernel`, then `convguard kernel install --user`)\n",
+                    "(`pip install ipykernel`, and convguard's wheel: `pip install .` in its checkout; then "
+                    "`convguard kernel install --user`)\n",
             py, strerror(errno));
     free(av);
     return 127;

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/capture.h"
 #include "cli.h"
@@ -12,14 +13,70 @@
 
 static int usage(FILE *o, int rc)
 {
-    fprintf(o, "usage: convguard report [--json] [--html FILE] [--all] [-v] [PATH...]\n"
-               "  PATH: trace files (*.jsonl) or directories of them (several processes, ranks, hosts);\n"
-               "        none: $CONVGUARD_DIR, else ./convguard-logs (where `convguard run` writes)\n"
-               "  --all: one line per process, every variant and note (alike processes share a line otherwise)\n"
-               "  the report starts from each process's outcome (exit status, signal, its final error line)\n"
-               "  exit status: 0 no problem found (notes only), 1 a process failed, problems found or a trace\n"
-               "  incomplete (no exit line, lost lines), 2 usage or I/O error\n");
+    fprintf(o, "usage: convguard report [--json] [--html FILE] [--all] [--all-runs] [-v]\n"
+               "                        [PATH...]\n"
+               "  the cause and the fix, from traces (per process, across ranks and hosts)\n"
+               "  PATH        trace files (*.jsonl) or folders of them; none: $CONVGUARD_DIR,\n"
+               "              else ./convguard-logs (where `convguard run` writes)\n"
+               "  --json      the report as JSON on stdout (docs/report-json.md)\n"
+               "  --html FILE the report as a page in FILE (-: on stdout)\n"
+               "  --all       one line per process, every variant and note\n"
+               "              (alike processes share a line otherwise)\n"
+               "  --all-runs  every run in the folders; without it, the latest run alone\n"
+               "              (processes that ran together), said when others are left out\n"
+               "  -v          more detail: every library, every failure\n"
+               "the report starts from each process's outcome (exit status, signal, its final\n"
+               "  error line)\n"
+               "exit status: 0 no problem found (notes only), 1 a process failed, problems found\n"
+               "  or a trace incomplete (no exit line, lost lines), 2 usage or I/O error\n");
     return rc;
+}
+
+/* "the latest of 3 runs in ./convguard-logs ...": the report is about one
+ * run, and says which and what it left out */
+static void say_run_choice(FILE *out, const struct run_choice *rc, char **paths, int n)
+{
+    if (!rc->left_out)
+        return;
+    time_t t = (time_t)rc->started;
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    term_printf(out, "convguard report: the latest of %zu runs in %s (started %s);\n"
+                     "  %zu process%s of earlier runs left out (--all-runs: every run)\n",
+                rc->runs, n == 1 ? paths[0] : "these traces", when, rc->left_out, rc->left_out == 1 ? "" : "es");
+}
+
+static void say_no_trace(const struct trace_set *s, char **paths, int n)
+{
+    fprintf(stderr, "convguard report: no readable trace in");
+    for (int i = 0; i < n; i++)
+        term_printf(stderr, " %s", paths[i]);
+    fprintf(stderr, "\n");
+    for (size_t i = 0; i < json_array_size(s->unreadable); i++) /* names from a folder: escaped */
+        term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s->unreadable, i), "path", "?"),
+                    jstr(json_array_get(s->unreadable, i), "error", "?"));
+}
+
+/* the set linked; the latest run alone unless all_runs (model/runs.c) */
+static void link_runs(struct trace_set *s, bool all_runs, struct run_choice *runs)
+{
+    trace_set_link(s);
+    if (!all_runs && trace_set_keep_latest_run(s, runs) == 0 && runs->left_out)
+        trace_set_link(s); /* the parents' indices, in the smaller set */
+}
+
+/* --html FILE: the page, and where it went ("-": stdout, said nowhere) */
+static int page(struct analysis *a, const char *html)
+{
+    if (write_html(a, html) != 0) {
+        perror(html);
+        return -1;
+    }
+    if (strcmp(html, "-") != 0)
+        term_printf(stderr, "convguard report: wrote %s\n", html);
+    return 0;
 }
 
 /* 1: problems, an incomplete trace (no clean run), or a process that failed (outcome.c); else 0 */
@@ -32,9 +89,9 @@ int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
                                              {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'},
-                                             {"all", no_argument, 0, 'a'},
+                                             {"all", no_argument, 0, 'a'}, {"all-runs", no_argument, 0, 'R'},
                                              {0, 0, 0, 0}};
-    bool as_json = false, verbose = false, all = false;
+    bool as_json = false, verbose = false, all = false, all_runs = false;
     const char *html = NULL;
     int c;
     optind = 1;
@@ -44,10 +101,13 @@ int cmd_report(int argc, char **argv)
         case 'H': html = optarg; break;
         case 'v': verbose = true; break;
         case 'a': all = true; break;
+        case 'R': all_runs = true; break;
         case 'h': return usage(stdout, 0);
         default: return usage(stderr, 2);
         }
     }
+    if (as_json && html && strcmp(html, "-") == 0)
+        return fprintf(stderr, "convguard report: --json and --html - both write stdout; give --html a file\n"), 2;
     char *dflt[2] = {NULL, NULL};
     if (optind >= argc) {
         const char *d = getenv("CONVGUARD_DIR");
@@ -58,32 +118,29 @@ int cmd_report(int argc, char **argv)
     }
     struct trace_set s = {0};
     rules_keep_events();
-    for (int i = optind; i < argc; i++)
+    for (int i = optind; i < argc; i++) { /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
+        if (strlen(argv[i]) > 1 && argv[i][strlen(argv[i]) - 1] == '/')
+            argv[i] = path_tidy(argv[i]); /* kept to the end: paths in the set point into it */
         trace_set_add(&s, argv[i]);
+    }
     if (s.n == 0) {
-        fprintf(stderr, "convguard report: no readable trace in");
-        for (int i = optind; i < argc; i++)
-            term_printf(stderr, " %s", argv[i]);
-        fprintf(stderr, "\n");
-        for (size_t i = 0; i < json_array_size(s.unreadable); i++) /* names from a folder: escaped */
-            term_printf(stderr, "  %s: %s\n", jstr(json_array_get(s.unreadable, i), "path", "?"),
-                    jstr(json_array_get(s.unreadable, i), "error", "?"));
+        say_no_trace(&s, argv + optind, argc - optind);
         trace_set_free(&s);
         return 2;
     }
-    trace_set_link(&s);
+    struct run_choice runs = {0};
+    link_runs(&s, all_runs, &runs);
     capture_attach(&s, argv + optind, argc - optind, 0);
     struct analysis *a = analyse(&s);
-    if (as_json) {
+    bool html_out = html && strcmp(html, "-") == 0; /* the page is stdout: the text goes nowhere */
+    say_run_choice(as_json || html_out ? stderr : stdout, &runs, argv + optind, argc - optind);
+    if (as_json)
         analysis_json_write(a, stdout);
-    } else {
+    else if (!html_out)
         print_text(a, stdout, verbose, all);
-    }
     int rc = report_status(a);
-    if (html && write_html(a, html) != 0) {
-        perror(html);
+    if (html && page(a, html) != 0)
         rc = 2;
-    }
     analysis_free(a);
     trace_set_free(&s);
     return rc;

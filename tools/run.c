@@ -5,6 +5,7 @@
  * CONVGUARD_* variables the shim reads. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -131,7 +132,7 @@ static bool traced_since(const char *dir, double since)
 /* In the child: the signal mask as it was, stderr to the relay, the shim
  * preloaded with the settings of `run`'s options, then the program. */
 static _Noreturn void exec_traced(const struct run_opts *o, char **argv, const char *pre, struct relay *rl,
-                                  const sigset_t *mask)
+                                  const sigset_t *mask, int told)
 {
     sigprocmask(SIG_SETMASK, mask, NULL);
     runsig_child();
@@ -147,7 +148,10 @@ static _Noreturn void exec_traced(const struct run_opts *o, char **argv, const c
         set_mb("CONVGUARD_RESERVE_MB", o->reserve_mb);
     }
     execvp(argv[0], argv);
-    fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno));
+    int e = errno;
+    if (told >= 0 && write(told, &e, sizeof e) < 0) /* the parent then knows the program never ran */
+        e = errno;
+    fprintf(stderr, "convguard run: cannot run %s: %s\n", argv[0], strerror(errno = e));
     _exit(127);
 }
 
@@ -174,16 +178,23 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     runsig_start(&sg, argv); /* before the program: a group's signal finds it there */
     *started = now_wall();
     fflush(NULL);
+    int told[2] = {-1, -1}; /* closed by a successful exec; a failed one writes its errno */
+    if (pipe2(told, O_CLOEXEC) != 0)
+        told[0] = told[1] = -1;
     pid_t pid = fork();
     if (pid < 0) {
         perror("convguard: fork");
+        if (told[0] >= 0)
+            close(told[0]), close(told[1]);
         runsig_stop(&sg, 127 << 8, false);
         sigprocmask(SIG_SETMASK, &mask, NULL);
         relay_free(&rl);
         return 127;
     }
     if (pid == 0)
-        exec_traced(o, argv, pre, &rl, &mask);
+        exec_traced(o, argv, pre, &rl, &mask, told[1]);
+    if (told[1] >= 0)
+        close(told[1]);
     runsig_attach(&sg, pid);
     sigprocmask(SIG_SETMASK, &mask, NULL);
     int st = relay_wait(&rl, pid, &sg); /* passes stderr through and the signals on while it waits */
@@ -193,6 +204,13 @@ int run_traced(const struct run_opts *o, char **argv, double *started)
     free(pre);
     free(shim);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 127;
+    int exec_err = 0;
+    if (told[0] >= 0 && (read(told[0], &exec_err, sizeof exec_err) != (ssize_t)sizeof exec_err))
+        exec_err = 0;
+    if (told[0] >= 0)
+        close(told[0]);
+    if (o->exec_errno)
+        *o->exec_errno = exec_err;
     if (o->dir && traced_since(o->dir, *started)) /* no trace of this run: its output has nothing to explain */
         free(relay_save(&rl, o->dir, pid, *started, now_wall(), rc));
     relay_free(&rl);
@@ -212,36 +230,43 @@ static bool parse_mb(const char *s, long long *out)
 
 static int usage(FILE *o, int rc)
 {
-    fprintf(o, "usage: convguard run [--fallback] [--dir D] [--workspace-limit MB] [--reserve MB] [--quiet] [--no-capture]\n"
-               "                     -- CMD [ARG...]\n"
-               "  runs CMD with libconvguard.so preloaded; traces go to D (default $CONVGUARD_DIR or ./convguard-logs).\n"
-               "  CMD's stderr passes through unchanged; its last 256 KiB are kept in D/<host>-<pid>.stderr for the\n"
-               "  report to quote (--no-capture: not kept).\n"
-               "  Prints the report of this run's traces when CMD fails or a trace shows a problem.\n"
-               "  Exit status: CMD's; killed by a signal: convguard dies of the same signal.\n");
+    fprintf(o, "usage: convguard run [--fallback] [--dir D] [--workspace-limit MB]\n"
+               "                     [--reserve MB] [--quiet] [--no-capture] -- CMD [ARG...]\n"
+               "  CMD with libconvguard.so preloaded; the report of this run's traces when\n"
+               "  CMD fails or a trace shows a problem\n"
+               "  --dir D      the trace folder (default $CONVGUARD_DIR, else ./convguard-logs;\n"
+               "               its parent must exist)\n"
+               "  --fallback   let convguard retry a convolution with less workspace\n"
+               "  --workspace-limit MB  the workspace cap --fallback keeps to\n"
+               "  --reserve MB GPU memory --fallback keeps free for cuDNN\n"
+               "  --quiet      no line when all went well\n"
+               "  --no-capture CMD's stderr passes through unchanged and is not kept\n"
+               "               (default: its last 256 KiB kept in D/<host>-<pid>.stderr,\n"
+               "               for the report to quote)\n"
+               "exit status: CMD's; killed by a signal: convguard dies of the same signal;\n"
+               "  127: CMD could not be started\n");
     return rc;
 }
 
-int cmd_run(int argc, char **argv)
+/* run's options into o; -1, or the exit status of a usage error (or --help) */
+static int run_options(int argc, char **argv, struct run_opts *o)
 {
     static const struct option longopts[] = {
         {"fallback", no_argument, 0, 'f'}, {"dir", required_argument, 0, 'd'},
         {"workspace-limit", required_argument, 0, 'w'}, {"reserve", required_argument, 0, 'r'},
         {"quiet", no_argument, 0, 'q'}, {"no-capture", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
-    int c, st = 0;
-    runsig_ignore_sigpipe(); /* a closed stderr fails our writes, never ends us (the program gets it back) */
+    int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+fd:w:r:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'f': o.fallback = true; break;
-        case 'd': o.dir = optarg; break;
-        case 'q': o.quiet = true; break;
-        case 'n': o.capture = false; break;
+        case 'f': o->fallback = true; break;
+        case 'd': o->dir = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'n': o->capture = false; break;
         case 'w':
         case 'r':
-            if (!parse_mb(optarg, c == 'w' ? &o.ws_mb : &o.reserve_mb)) {
+            if (!parse_mb(optarg, c == 'w' ? &o->ws_mb : &o->reserve_mb)) {
                 fprintf(stderr, "convguard run: %s is not a whole number of MiB\n", optarg);
                 return 2;
             }
@@ -250,13 +275,29 @@ int cmd_run(int argc, char **argv)
         default: return usage(stderr, 2);
         }
     }
+    return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {.ws_mb = -1, .reserve_mb = -1, .capture = true};
+    int st = 0;
+    runsig_ignore_sigpipe(); /* a closed stderr fails our writes, never ends us (the program gets it back) */
+    int bad = run_options(argc, argv, &o);
+    if (bad >= 0)
+        return bad;
     if (optind >= argc)
         return usage(stderr, 2);
     if (!o.dir)
         o.dir = getenv("CONVGUARD_DIR") && *getenv("CONVGUARD_DIR") ? getenv("CONVGUARD_DIR") : "./convguard-logs";
     /* absolute, so that a program that changes directory still writes here;
      * NULL: untraced, why says why (a wrapper never stops the job) */
+    struct stat before;
+    bool existed = stat(o.dir, &before) == 0;
     char why[1400] = "", *shim = find_shim(), *abs = shim ? trace_folder(o.dir, why, sizeof why) : NULL;
+    char *asked = abs && !existed ? realpath(o.dir, NULL) : NULL;
+    bool made_here = asked && strcmp(asked, abs) == 0; /* the folder asked for, made by this run */
+    free(asked);
     if (!shim)
         fprintf(stderr, "convguard: warning: tracing is off for this run, the program runs untraced: %s\n",
                 strcpy(why, NO_SHIM));
@@ -264,15 +305,19 @@ int cmd_run(int argc, char **argv)
     o.dir = abs;
     o.capture &= abs != NULL;
     double started = 0;
+    int exec_err = 0;
     o.status = &st;
+    o.exec_errno = &exec_err;
     int rc = run_traced(&o, argv + optind, &started);
-    if (rc == 127 && !started) {
+    if (abs && made_here && !traced_since(abs, started))
+        rmdir(abs); /* a run that traced nothing leaves no empty folder behind (rmdir: only when empty) */
+    if ((rc == 127 && !started) || exec_err) { /* never ran: the line above said why; nothing to report */
         free(abs);
         return rc;
     }
     if (rc == 127)
-        fprintf(stderr, "convguard: %s exited with status 127: a command could not be started (not found, or not "
-                        "executable; a shell says which above)\n",
+        fprintf(stderr, "convguard: %s exited with status 127: a command it ran could not be started (not found, "
+                        "or not executable)\n",
                 argv[optind]);
     if (!abs) { /* no trace to read: never "the GPU was never used", never "no problem found" */
         fprintf(stderr, "convguard: no report: tracing was off because %s\n", why);

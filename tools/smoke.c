@@ -330,10 +330,84 @@ static int smoke_steps(const char *want)
     return 0;
 }
 
+/* The cuDNN the frameworks of the active Python would load: the
+ * nvidia-cudnn wheel beside torch / tensorflow / jaxlib (their RUNPATHs and
+ * loaders look there first), or one inside torch/lib (older wheels).  Found
+ * without importing any framework: importlib's find_spec only.  Lines
+ * "<framework> <path>", the first framework with one first. */
+static const char framework_probe[] =
+    "import importlib.util as u, glob, os\n"
+    "for n, l in (('torch', 'PyTorch'), ('tensorflow', 'TensorFlow'), ('jaxlib', 'JAX')):\n"
+    "    try: s = u.find_spec(n)\n"
+    "    except Exception: s = None\n"
+    "    if not s or not s.submodule_search_locations: continue\n"
+    "    d = list(s.submodule_search_locations)[0]\n"
+    "    for g in ('../nvidia/cudnn/lib/libcudnn.so.[0-9]', 'lib/libcudnn.so.[0-9]'):\n"
+    "        f = sorted(glob.glob(os.path.join(d, g)))\n"
+    "        if f: print(l, os.path.normpath(f[-1])); break\n";
+
+/* the first framework's cuDNN (into path), its name (into who); false: none */
+static bool framework_cudnn(char *path, size_t cap, char *who, size_t whocap)
+{
+    char *cmd = xasprintf("python3 -c \"$CG_PROBE\" 2>/dev/null");
+    setenv("CG_PROBE", framework_probe, 1); /* ours alone: unset before the program runs */
+    FILE *f = popen(cmd, "r");
+    free(cmd);
+    char line[PATH_MAX + 64] = "";
+    bool found = f && fgets(line, sizeof line, f) != NULL;
+    if (f)
+        pclose(f);
+    unsetenv("CG_PROBE");
+    line[strcspn(line, "\n")] = 0;
+    char *sp = strchr(line, ' ');
+    if (!found || !sp || access(sp + 1, R_OK) != 0)
+        return false;
+    snprintf(who, whocap, "%.*s", (int)(sp - line), line);
+    snprintf(path, cap, "%s", sp + 1);
+    return true;
+}
+
+/* what smoke tests, said before it starts: the framework's cuDNN when there
+ * is one (what the job loads), and the loader's by bare name beside it */
+static const char *choose_cudnn(const char *want, char *path, size_t cap)
+{
+    char who[32];
+    json_t *bare = probe(child_lib_version, "libcudnn.so.9");
+    const char *loader = jstr(bare, "file", jstr(bare, "path", NULL));
+    if (want) {
+        printf("convguard smoke: testing %s (--cudnn)\n", want);
+    } else if (framework_cudnn(path, cap, who, sizeof who)) {
+        want = path;
+        printf("convguard smoke: testing the cuDNN %s here loads: %s\n", who, path);
+        if (loader)
+            printf("  (a program loading libcudnn.so.9 by name gets %s; `--cudnn libcudnn.so.9` tests that)\n",
+                   loader);
+    } else {
+        printf("convguard smoke: testing the cuDNN a program loading libcudnn.so.9 by name gets: %s\n",
+               loader ? loader : "none (not found)");
+        printf("  (no PyTorch, TensorFlow or JAX with a cuDNN of its own in this python3)\n");
+    }
+    json_decref(bare);
+    return want;
+}
+
 static bool preloaded(void)
 {
     const char *p = getenv("LD_PRELOAD");
     return p && strstr(p, "libconvguard.so");
+}
+
+static int usage(FILE *o, int rc)
+{
+    fprintf(o, "usage: convguard smoke [--dir D] [--cudnn FILE]\n"
+               "  a tiny convolution (forward, backward data, backward filter) through\n"
+               "  cuDNN on the GPU, under the shim, each checked against the CPU; on a\n"
+               "  failure, the report of its trace\n"
+               "  --dir D      where the trace goes (default: a new /tmp/convguard-smoke.*)\n"
+               "  --cudnn FILE the libcudnn.so.N to test (default: the one the framework\n"
+               "               installed here loads, else the loader's; it says which)\n"
+               "exit status: 0 it worked, 1 it failed or the trace shows a problem, 2 usage\n");
+    return rc;
 }
 
 int cmd_smoke(int argc, char **argv)
@@ -347,9 +421,7 @@ int cmd_smoke(int argc, char **argv)
         switch (c) {
         case 'd': dir = optarg; break;
         case 'c': want = optarg; break;
-        default:
-            fprintf(c == 'h' ? stdout : stderr, "usage: convguard smoke [--dir D] [--cudnn PATH/libcudnn.so.N]\n");
-            return c == 'h' ? 0 : 2;
+        default: return c == 'h' ? usage(stdout, 0) : usage(stderr, 2);
         }
     }
     t_start = now();
@@ -370,6 +442,8 @@ int cmd_smoke(int argc, char **argv)
         return 2;
     }
     self[n] = 0;
+    char chosen[PATH_MAX];
+    want = choose_cudnn(want, chosen, sizeof chosen);
     char *args[] = {self, "smoke", want ? "--cudnn" : NULL, (char *)want, NULL};
     struct run_opts o = {.dir = abs, .quiet = true, .ws_mb = -1, .reserve_mb = -1};
     double started = 0;

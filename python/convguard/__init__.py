@@ -50,7 +50,9 @@ def _native(name):
             return path
     raise FileNotFoundError(
         "convguard: %s is not in this package (%s); install the wheel "
-        "(pip install convguard), or build from source with make" % (name, _BIN))
+        "(in a convguard checkout: pip install . ; or make wheel, then "
+        "pip install dist/convguard-*.whl), or build from source with make "
+        "and set CONVGUARD_BIN=/path/to/build/convguard" % (name, _BIN))
 
 
 def binary_path():

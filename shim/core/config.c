@@ -2,8 +2,16 @@
  *
  * Bad values never stop the program: each gets one warning on stderr and the
  * default.  Values are read from `environ` directly (as mimalloc does) so this
- * works even when called before libc has finished starting up. */
+ * works even when called before libc has finished starting up.
+ *
+ * One warning per run, not per process: a process whose parent was started
+ * with the shim and the same NAME=value (a Pool worker, a torchrun worker, a
+ * shell's command) leaves the warning to that parent, which had it at its own
+ * start.  Only a process with a warning to give looks: one read of
+ * /proc/<ppid>/environ (never of maps: a framework's parent maps thousands of
+ * files), and the environment the program sees is left as it is. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,15 +54,87 @@ static bool parse_mb(const char *s, long long max, long long *out)
     return true;
 }
 
-/* "0" or empty: off, "1": on; anything else keeps the default, warned. */
+/* The parent's environment (as it was at its exec) holds `entry` and a
+ * LD_PRELOAD naming the shim: it read the same setting and warned. */
+static bool parent_warned(const char *entry)
+{
+    char path[48], buf[4096], cur[4096];
+    size_t n = cg_strlcpy(path, "/proc/", sizeof path);
+    n = cg_append_u(path, sizeof path, n, (unsigned long long)getppid());
+    cg_append(path, sizeof path, n, "/environ");
+    int saved = errno, fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool same = false, shim = false;
+    size_t len = 0;
+    ssize_t r;
+    while (fd >= 0 && (r = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < r; i++) {
+            if (buf[i] && len < sizeof cur - 1) {
+                cur[len++] = buf[i];
+                continue;
+            }
+            if (buf[i])
+                continue; /* longer than cur: its head is what is compared */
+            cur[len] = 0;
+            same |= strcmp(cur, entry) == 0;
+            shim |= strncmp(cur, "LD_PRELOAD=", 11) == 0 && strstr(cur, "libconvguard") != NULL;
+            len = 0;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+    return same && shim;
+}
+
+/* "convguard: warning: NAME=VALUE is ...": the value as given (cg_warn makes
+ * it safe to print), once per run */
+static void warn_value(const char *name, const char *v, const char *why)
+{
+    char entry[160];
+    size_t n = cg_strlcpy(entry, name, sizeof entry);
+    n = cg_append(entry, sizeof entry, n, "=");
+    n = cg_append(entry, sizeof entry, n, v);
+    bool cut = strlen(v) > 96;
+    if (cut)
+        entry[strlen(name) + 1 + 96] = 0;
+    if (!cut && parent_warned(entry))
+        return;
+    if (cut)
+        cg_strlcpy(entry + strlen(entry), "...", 4);
+    cg_warn(entry, why);
+}
+
+/* ASCII, whatever the locale (this runs before the program set one) */
+static bool same_word(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a >= 'A' && *a <= 'Z' ? *a + 32 : *a) != *b)
+            return false;
+    return *a == *b;
+}
+
+/* the usual spellings of a switch: 1/0, yes/no, true/false, on/off (any case) */
+static int flag_value(const char *s)
+{
+    static const char *const on[] = {"1", "yes", "true", "on"}, *const off[] = {"0", "no", "false", "off", ""};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (same_word(s, off[i]))
+            return 0;
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+        if (same_word(s, on[i]))
+            return 1;
+    return -1;
+}
+
+/* a switch; anything else keeps the default, warned */
 static void parse_flag(const char *name, const char *s, bool *out)
 {
-    if (!*s || strcmp(s, "0") == 0)
-        *out = false;
-    else if (strcmp(s, "1") == 0)
-        *out = true;
+    int v = flag_value(s);
+    if (v >= 0)
+        *out = v == 1;
     else
-        cg_warn(name, "=<value> is not 0 or 1; using the default");
+        warn_value(name, s, *out ? " is not 1/0, yes/no, true/false or on/off; using the default (1)"
+                                 : " is not 1/0, yes/no, true/false or on/off; using the default (0)");
 }
 
 /* CONVGUARD_EXTRA_LIBS: comma-separated file-name prefixes, each made of
@@ -78,17 +158,22 @@ static const struct option {
     enum opt_kind kind;
     void *dst;
     long long max;
+    const char *bad; /* OPT_MB: what the warning says of a bad value: the range and the default */
 } options[] = {
-    {"CONVGUARD_DIR", OPT_DIR, cg_cfg.dir, 0},
-    {"CONVGUARD_QUIET", OPT_FLAG, &cg_cfg.quiet, 0},
-    {"CONVGUARD_FALLBACK", OPT_FLAG, &cg_cfg.fallback, 0},
-    {"CONVGUARD_WORKSPACE_LIMIT_MB", OPT_MB, &cg_cfg.workspace_limit_mb, CG_MAX_MB},
-    {"CONVGUARD_RESERVE_MB", OPT_MB, &cg_cfg.reserve_mb, CG_MAX_MB},
-    {"CONVGUARD_MAX_MB", OPT_MB, &cg_cfg.max_mb, 1ll << 20},
-    {"CONVGUARD_EXTRA_LIBS", OPT_LIST, cg_cfg.extra_libs, 0},
-    {"CONVGUARD_CRASH", OPT_FLAG, &cg_cfg.crash, 0},
-    {"CONVGUARD_UNWIND", OPT_UNWIND, &cg_cfg.unwind, 0},
-    {"CONVGUARD_REPEATS", OPT_COUNT, &cg_cfg.repeats, 1ll << 20},
+    {"CONVGUARD_DIR", OPT_DIR, cg_cfg.dir, 0, NULL},
+    {"CONVGUARD_QUIET", OPT_FLAG, &cg_cfg.quiet, 0, NULL},
+    {"CONVGUARD_FALLBACK", OPT_FLAG, &cg_cfg.fallback, 0, NULL},
+    {"CONVGUARD_WORKSPACE_LIMIT_MB", OPT_MB, &cg_cfg.workspace_limit_mb, CG_MAX_MB,
+     " is not a whole number of MiB from 0 to 16777216; ignored (the default: no limit)"},
+    {"CONVGUARD_RESERVE_MB", OPT_MB, &cg_cfg.reserve_mb, CG_MAX_MB,
+     " is not a whole number of MiB from 0 to 16777216; using the default (0)"},
+    {"CONVGUARD_MAX_MB", OPT_MB, &cg_cfg.max_mb, 1ll << 20,
+     " is not a whole number of MiB from 0 to 1048576; using the default (256)"},
+    {"CONVGUARD_EXTRA_LIBS", OPT_LIST, cg_cfg.extra_libs, 0, NULL},
+    {"CONVGUARD_CRASH", OPT_FLAG, &cg_cfg.crash, 0, NULL},
+    {"CONVGUARD_UNWIND", OPT_UNWIND, &cg_cfg.unwind, 0, NULL},
+    {"CONVGUARD_REPEATS", OPT_COUNT, &cg_cfg.repeats, 1ll << 20,
+     " is not a whole number from 0 to 1048576; using the default (8)"},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 /* read by the CLI and the examples, not by the shim: not typos */
@@ -116,7 +201,8 @@ static void warn_unknown(void)
             for (size_t j = 0; j < k; j++)
                 if ((unsigned char)name[j] < 0x20 || (unsigned char)name[j] >= 0x7f)
                     name[j] = '?';
-            cg_warn(name, " is not a convguard setting; ignored");
+            if (!parent_warned(*e))
+                cg_warn(name, " is not a convguard setting; ignored");
         }
     }
 }
@@ -146,7 +232,7 @@ void cg_config_load(void)
             if (parse_mb(v, o->max, &mb))
                 *(long long *)o->dst = mb;
             else
-                cg_warn(o->name, " is not a whole number of MiB in range; ignored");
+                warn_value(o->name, v, o->bad);
             break;
         }
         case OPT_COUNT: {
@@ -165,15 +251,15 @@ void cg_config_load(void)
             if (k < 4)
                 *(int *)o->dst = (int)k;
             else
-                cg_warn(o->name, " is not auto, libunwind, glibc or none; using auto");
+                warn_value(o->name, v, " is not auto, libunwind, glibc or none; using the default (auto)");
             break;
         }
         case OPT_LIST:
             /* comma-separated name prefixes such as libcufft,libnccl */
             if (strlen(v) >= sizeof cg_cfg.extra_libs)
-                cg_warn(o->name, " is too long; ignored");
+                warn_value(o->name, v, " is too long; ignored (the default: none)");
             else if (!list_ok(v))
-                cg_warn(o->name, " holds characters other than name prefixes and commas; ignored");
+                warn_value(o->name, v, " holds characters other than name prefixes and commas; ignored");
             else
                 cg_strlcpy(o->dst, v, sizeof cg_cfg.extra_libs);
             break;

@@ -16,7 +16,46 @@ for v in CONVGUARD_WORKSPACE_LIMIT_MB CONVGUARD_RESERVE_MB CONVGUARD_MAX_MB; do
         check "$v=$bad: one warning, output unchanged" warns_once "$v" "$bad"
     done
 done
-check "CONVGUARD_FALLBACK=yes: one warning" warns_once CONVGUARD_FALLBACK yes
+check "CONVGUARD_FALLBACK=maybe: one warning" warns_once CONVGUARD_FALLBACK maybe
+# the usual spellings of a switch are taken, in any case (issue 29 item 5)
+fallback_of() { # VALUE -> the trace's settings.fallback, and no warning
+    rm -rf "$WORK/fl"
+    env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/fl LD_PRELOAD=$SHIM "CONVGUARD_FALLBACK=$1" "$P" echo same >/dev/null 2>"$WORK/err"
+    ! grep -q warning "$WORK/err" && jq -r -s '.[0].settings.fallback' "$WORK"/fl/*.jsonl
+}
+for v in 1 yes YES true On; do
+    check "CONVGUARD_FALLBACK=$v turns fallback on, no warning" test "$(fallback_of "$v")" = true
+done
+for v in 0 no false OFF; do
+    check "CONVGUARD_FALLBACK=$v keeps fallback off, no warning" test "$(fallback_of "$v")" = false
+done
+# the warning names the value given, what is accepted and the default (never a literal "<value>")
+env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d LD_PRELOAD=$SHIM CONVGUARD_FALLBACK=maybe CONVGUARD_MAX_MB=-5 \
+    CONVGUARD_UNWIND=best "$P" echo same >/dev/null 2>"$WORK/err"
+check "a bad switch: its value, the spellings and the default" \
+    grep -qF "CONVGUARD_FALLBACK=maybe is not 1/0, yes/no, true/false or on/off; using the default (0)" "$WORK/err"
+check "a bad size: its value, the range and the default" \
+    grep -qF "CONVGUARD_MAX_MB=-5 is not a whole number of MiB from 0 to 1048576; using the default (256)" "$WORK/err"
+check "a bad unwinder: its value and the default" grep -qF "CONVGUARD_UNWIND=best is not auto" "$WORK/err"
+check "no literal <value>" bash -c "! grep -q '<value>' '$WORK/err'"
+# once per run, not per process: the children of a process that had the shim and the same value are silent
+env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d LD_PRELOAD=$SHIM CONVGUARD_MAX_MB=-5 CONVGUARD_TYPO=1 \
+    bash -c "$P echo a; $P echo b; ( $P echo c ) | cat" >/dev/null 2>"$WORK/err"
+check "a shell and its 3 children: one warning for the bad value" test "$(grep -c 'CONVGUARD_MAX_MB=-5' "$WORK/err")" = 1
+check "... and one for the unknown name" test "$(grep -c 'CONVGUARD_TYPO is not' "$WORK/err")" = 1
+env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d CONVGUARD_MAX_MB=-5 bash -c \
+    "LD_PRELOAD=$SHIM $P echo a; LD_PRELOAD=$SHIM $P echo b" >/dev/null 2>"$WORK/err"
+check "two processes whose parent had no shim: each warns" test "$(grep -c 'CONVGUARD_MAX_MB=-5' "$WORK/err")" = 2
+env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d LD_PRELOAD=$SHIM CONVGUARD_MAX_MB=-5 bash -c \
+    "CONVGUARD_MAX_MB=-6 $P echo a" >/dev/null 2>"$WORK/err"
+check "a child given another bad value warns for it" grep -q 'CONVGUARD_MAX_MB=-6' "$WORK/err"
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$PY" ]; then
+    printf 'import multiprocessing as mp\ndef f(x): return x\nif __name__ == "__main__":\n    mp.set_start_method("spawn")\n    with mp.Pool(4) as p: print(sum(p.map(f, range(8))))\n' > "$WORK/pool.py"
+    out=$(env CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d LD_PRELOAD=$SHIM CONVGUARD_FALLBACK=maybe "$PY" "$WORK/pool.py" 2>"$WORK/err")
+    check "a Pool(4) script (spawn): its output, and one warning (6 processes)" \
+        test "$out" = 28 -a "$(grep -c 'CONVGUARD_FALLBACK=maybe' "$WORK/err")" = 1
+fi
 check "CONVGUARD_QUIET=2: one warning" warns_once CONVGUARD_QUIET 2
 check "CONVGUARD_DIR='': one warning" warns_once CONVGUARD_DIR ""
 

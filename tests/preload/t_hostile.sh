@@ -29,7 +29,7 @@ for v in CONVGUARD_WORKSPACE_LIMIT_MB CONVGUARD_RESERVE_MB CONVGUARD_MAX_MB; do
     done
 done
 for v in CONVGUARD_FALLBACK CONVGUARD_CRASH CONVGUARD_NO_LIBUNWIND; do
-    for bad in yes -1 $huge; do
+    for bad in maybe -1 $huge; do # yes, true, on: accepted (issue 29)
         check "$v='$bad': one warning, program unchanged" setting "$v" "$bad"
     done
 done

@@ -73,7 +73,8 @@ check "check(pid) of another process" grep -qx True "$WORK/o4"
 check "check() of a pid that does not exist: an error naming inspect's status 4" grep -q "exit status 4" "$WORK/o5"
 # 5. without the command: a clear message
 env -u CONVGUARD_BIN PYTHONPATH="$WORK/pkgonly" bash -c "mkdir -p '$WORK/pkgonly' && cp -r '$ROOT/python/convguard' '$WORK/pkgonly/' && rm -rf '$WORK/pkgonly/convguard/_bin' && '$PY' -c 'import convguard; convguard.check()'" >"$WORK/o6" 2>&1
-check "no command anywhere: FileNotFoundError that says how to get it" grep -q "pip install convguard" "$WORK/o6"
+check "no command anywhere: FileNotFoundError that says how to get it (pip install . / make wheel)" \
+    bash -c "grep -q 'pip install \\.' '$WORK/o6' && grep -q 'make wheel' '$WORK/o6' && ! grep -q 'pip install convguard' '$WORK/o6'"
 
 # 6. make install: `convguard kernel` runs the installed package (here without ipykernel: its message)
 I=$WORK/inst

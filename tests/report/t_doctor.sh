@@ -2,6 +2,7 @@
 # libraries in LD_LIBRARY_PATH whose versions it must read from the library
 # itself (in a child), including one that crashes when loaded.
 source "$(dirname "$0")/../lib.sh"
+export COLUMNS=1000 # lines whole, for the greps below; the width itself: t_width.sh
 CG=$BUILD_DIR/convguard
 
 "$CG" doctor >"$WORK/out" 2>&1

@@ -6,6 +6,7 @@
 # (0 ok, 1 problems, 2 usage, 3 not a pid, 4 no such process, 5 permission,
 # 6 no CUDA library).
 source "$(dirname "$0")/../lib.sh"
+export COLUMNS=1000 # lines whole, for the greps below; the width itself: t_width.sh
 CG=$BUILD_DIR/convguard
 REAL=${CG_REAL_CUDA_LIB:-/usr/local/cuda/lib}
 PY=$(command -v python3) || skip_all "no python3"
@@ -108,7 +109,8 @@ unset LD_LIBRARY_PATH
 real_dir=$(dirname "$(readlink -f "$REAL/libcudnn.so.9")")
 out=$("$CG" inspect $LIVE 2>&1); rc=$?
 check "real cuDNN: exit 0 (no problem)" test $rc = 0
-check "real cuDNN: libcudnn.so.9 9.19.0 and its folder" grep -qE "cuDNN +libcudnn.so.9 +9\.19\.0.* in $real_dir" <<<"$out"
+check "real cuDNN: libcudnn.so.9 9.19.0 and, on the next line, its folder" \
+    bash -c "grep -A1 -E 'cuDNN +libcudnn.so.9 +9\.19\.0' <<<\"\$1\" | grep -qE '^ +in $real_dir'" _ "$out"
 check "real cuDNN: the CUDA runtime 13.0 listed" grep -qE "CUDA runtime +libcudart.so.13 +13\.0" <<<"$out"
 check "real cuDNN: LD_LIBRARY_PATH of the process shown" grep -q "LD_LIBRARY_PATH=\"$REAL\"" <<<"$out"
 "$CG" inspect --json $LIVE >"$WORK/j"
@@ -126,7 +128,7 @@ if [ -e "$DOUBLES/cudnn9/libcudnn_graph.so.9" ]; then
     live "import ctypes; ctypes.CDLL('$REAL/libcudnn.so.9'); ctypes.CDLL('$WORK/old/libcudnn_graph.so.9')"
     out=$("$CG" inspect $LIVE 2>&1); rc=$?
     check "two versions: exit 1 (a problem)" test $rc = 1
-    check "two versions: the part's own version from its file name, in its folder" grep -qE "libcudnn_graph.so.9.1.0 +9\.1\.0 \(its file name\) +in $WORK/old" <<<"$out"
+    check "two versions: the part's own version from its file name, in its folder" bash -c "grep -A1 -E 'libcudnn_graph.so.9.1.0 +9\.1\.0 \(its file name\)' <<<\"\$1\" | grep -qE '^ +in $WORK/old'" _ "$out"
     check "two versions: the report's rule says two installs are mixed" grep -q "two cuDNN installs are mixed in one process" <<<"$out"
     flat=$(tr -s ' \n' '  ' <<<"$out")
     check "two versions: the cause names both versions" grep -qF "(9.19.0) took its part $WORK/old/libcudnn_graph.so.9.1.0 (9.1.0)" <<<"$flat"
@@ -176,8 +178,8 @@ KT=$(for d in /proc/[0-9]*; do [ -r "$d/maps" ] && [ -z "$(head -c1 "$d/maps" 2>
 if [ -n "$KT" ]; then
     "$CG" inspect "$KT" >"$WORK/kt" 2>&1; rc=$?
     check "kernel thread $KT: exit 6 (no CUDA library), no abort" test $rc = 6
-    check "kernel thread: says it has no memory map, and no problem" \
-        bash -c "grep -q 'a kernel thread: no memory map' '$WORK/kt' && grep -q 'running now: no problem found' '$WORK/kt'"
+    check "kernel thread: says it has no memory map, and \"no CUDA library mapped\" (exit 6), never \"no problem found\"" \
+        bash -c "grep -q 'a kernel thread: no memory map' '$WORK/kt' && grep -q 'running now: no CUDA library mapped' '$WORK/kt'"
 else
     echo "  (no kthreadd visible here: the kernel-thread case not checked)"
 fi
@@ -185,4 +187,39 @@ fi
 live "import json"
 "$CG" inspect --json $LIVE >"$WORK/j" 2>/dev/null
 check "no framework, no CUDA: no finding (not 'the GPU was never used')" jq -e '.findings == [] and .problems == 0' "$WORK/j"
+
+# ---- issue 29: a CPU-only TensorFlow on a machine without a driver: the fix that works there, the build read
+mkdir -p "$WORK/tf/tensorflow/python/platform"
+cp "$DOUBLES/cudart/libcudart.so.13" "$WORK/tf/tensorflow/libcudart.so.13"
+cc -shared -fPIC -o "$WORK/tf/tensorflow/python/_pywrap_tensorflow_internal.so" -x c - <<<'int tf_marker;' 2>/dev/null
+printf "build_info = {'cuda_version': '', 'is_cuda_build': False, 'is_rocm_build': False}\n" \
+    > "$WORK/tf/tensorflow/python/platform/build_info.py"
+live "import ctypes; ctypes.CDLL('$WORK/tf/tensorflow/libcudart.so.13'); ctypes.CDLL('$WORK/tf/tensorflow/python/_pywrap_tensorflow_internal.so')"
+TFPID=$LIVE
+env -u LD_LIBRARY_PATH "$CG" inspect --json $TFPID >"$WORK/j" 2>/dev/null
+check "TensorFlow: its build read from build_info.py (cpu), not '?'" jq -e 'any(.frameworks[]; .name == "tensorflow" and .build == "cpu")' "$WORK/j"
+check "no driver on the machine: gpu_not_used's fix is the driver's (as doctor says), not tf.device" \
+    jq -e '[.findings[] | select(.rule == "gpu_not_used") | .fix | test("install the NVIDIA driver") and (test("tf.device") | not)] == [true]' "$WORK/j"
+# the same process where a driver loads (the double): the CPU-only build is the fix
+env LD_LIBRARY_PATH=$DOUBLES/cuda "$CG" inspect --json $TFPID >"$WORK/j" 2>/dev/null
+check "a driver here, a CPU-only TensorFlow: install its CUDA build" \
+    jq -e '[.findings[] | select(.rule == "gpu_not_used") | .fix | test("tensorflow\\[and-cuda\\]")] == [true]' "$WORK/j"
+# ---- issue 29: several PIDs (as `$(pgrep -f train.py)` gives), --pid, convguard's own processes skipped
+live "import json"
+A=$LIVE
+"$CG" inspect $A $TFPID >"$WORK/o2" 2>"$WORK/err"; rc=$?
+check "two PIDs: each inspected in turn" bash -c "grep -q 'pid $A ' '$WORK/o2' && grep -q 'pid $TFPID ' '$WORK/o2'"
+check "two PIDs: exit 1 (one has a problem)" test $rc = 1
+check "--pid N: as N (py-spy's spelling)" bash -c "'$CG' inspect --pid $A 2>/dev/null | grep -q 'pid $A '"
+"$CG" inspect --json $A $TFPID >"$WORK/j2" 2>/dev/null
+check "two PIDs --json: an array of two" jq -e -s '.[0] | length == 2 and .[0].pid > 0' "$WORK/j2"
+check "no PID at all (an empty \$(pgrep ...)): a usage error that says so" \
+    bash -c "'$CG' inspect 2>&1 | grep -q 'no PID given'; [ \${PIPESTATUS[0]} = 2 ]"
+"$CG" run --quiet --dir "$WORK/runlogs" -- "$PY" -c "import time; time.sleep(30)  # cg-inspect-marker" 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 100); do [ "$(pgrep -f cg-inspect-marker | wc -l)" -ge 3 ] && break; sleep 0.05; done
+"$CG" inspect $(pgrep -f cg-inspect-marker) >"$WORK/o" 2>"$WORK/err"
+check "under convguard run: pgrep finds 3 (run, its relay, the program)" test "$(pgrep -f cg-inspect-marker | wc -l)" = 3
+check "... run and its signal relay skipped, each with a note" test "$(grep -c 'skipped: convguard' "$WORK/err")" = 2
+check "... the program inspected" test "$(grep -c '^convguard inspect: pid' "$WORK/o")" = 1
 finish

@@ -40,7 +40,7 @@ check "a program that never loads CUDA: convguard says the GPU was never used" g
 check "... and leaves no trace file for it" test -z "$(ls "$WORK/g")"
 "$CG" run --dir "$WORK/nf" -- bash -c 'no_such_command_for_convguard_test' >/dev/null 2>"$WORK/err"
 check "a command that could not be started (exit 127) is said as such" \
-    bash -c "grep -q 'exited with status 127: a command could not be started' '$WORK/err'"
+    bash -c "grep -q 'exited with status 127: a command it ran could not be started' '$WORK/err'"
 "$CG" run --dir "$WORK/e" -- "$P" errno >/dev/null 2>"$WORK/err"
 check "a failure in the trace prints the report though the program exited 0" grep -q "^convguard report: " "$WORK/err"
 check "... naming the library that did not load" grep -q "libcudnn_missing_for_test.so.9" "$WORK/err"

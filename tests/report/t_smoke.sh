@@ -24,4 +24,21 @@ fi
 "$CG" smoke --dir "$WORK/m" --cudnn "$WORK/nowhere/libcudnn.so.9" >"$WORK/out2" 2>&1
 check "a cuDNN that is not there: exit 1, load step FAILED" bash -c "test $? = 1 && grep -q '^\[1\] load cuDNN .* FAILED' '$WORK/out2'"
 check "... and the report says cuDNN cannot be loaded" grep -q "cuDNN (.*libcudnn.so.9) cannot be loaded" "$WORK/out2"
+# issue 29 item 10: the cuDNN the framework here loads is the one tested (PyTorch's nvidia-cudnn wheel
+# beside torch, found without importing torch), and smoke says so and names the loader's too
+if command -v python3 >/dev/null; then
+    SP=$WORK/sp
+    mkdir -p "$SP/torch" "$SP/nvidia/cudnn/lib"
+    touch "$SP/torch/__init__.py"
+    cp "$DOUBLES"/cudnn9/libcudnn.so.9 "$SP/nvidia/cudnn/lib/"
+    PYTHONPATH=$SP "$CG" smoke --dir "$WORK/f" >"$WORK/out3" 2>&1
+    check "a PyTorch with its cuDNN wheel: smoke says it tests that one" \
+        grep -q "testing the cuDNN PyTorch here loads: $SP/nvidia/cudnn/lib/libcudnn.so.9" "$WORK/out3"
+    check "... and loads it (step 1 names that file)" grep -q "^\[1\] load cuDNN .* $SP/nvidia/cudnn/lib/libcudnn.so.9" "$WORK/out3"
+    "$CG" smoke --dir "$WORK/g" >"$WORK/out4" 2>&1
+    check "no framework here: it says it tests the loader's libcudnn.so.9" \
+        grep -q "testing the cuDNN a program loading libcudnn.so.9 by name gets" "$WORK/out4"
+    PYTHONPATH=$SP "$CG" smoke --dir "$WORK/h" --cudnn "$WORK/nowhere/libcudnn.so.9" >"$WORK/out5" 2>&1
+    check "--cudnn still wins over the framework's" grep -q "testing $WORK/nowhere/libcudnn.so.9 (--cudnn)" "$WORK/out5"
+fi
 finish

@@ -33,9 +33,11 @@ SHIM=${SHIM:-$ROOT/build/libconvguard.so} # SHIM=other/libconvguard.so: compare 
 
 has_tf() { "$PY" -c "import tensorflow as t, sys; sys.exit(t.__version__ != '$TF_VERSION')" >/dev/null 2>&1; }
 if ! has_tf; then
-    echo "test-tf: installing tensorflow[and-cuda]==$TF_VERSION into $VENV"
+    echo "test-tf: installing tensorflow[and-cuda]==$TF_VERSION into $VENV from PyPI: about 6 GB to download"
+    echo "test-tf: (once; TF_VENV=/path/to/a/venv with tensorflow $TF_VERSION reuses one instead)"
+    # pip's own progress bars (no -q): a few minutes of download show as such, not as a hang
     { [ -x "$PY" ] || python3 -m venv "$VENV"; } &&
-        "$PY" -m pip install -q --disable-pip-version-check "tensorflow[and-cuda]==$TF_VERSION" &&
+        "$PY" -m pip install --disable-pip-version-check --progress-bar on "tensorflow[and-cuda]==$TF_VERSION" &&
         has_tf || { echo "FAIL test-tf: could not install tensorflow $TF_VERSION into $VENV"; exit 1; }
 fi
 echo "test-tf: $("$PY" -c 'import tensorflow as t; print("tensorflow", t.__version__, "at", t.__file__)' 2>/dev/null)"

@@ -71,7 +71,13 @@ static void name_process(struct analysis *a, struct trace *t, struct proc_sum *p
     struct sbuf b = {0};
     for (size_t i = 0; i < json_array_size(argv) && b.len < 50; i++) {
         const char *s = json_string_value(json_array_get(argv, i));
-        sb_printf(&b, "%s%s", i ? " " : "", i ? (s ? s : "?") : base_name(s ? s : "?"));
+        size_t line = s ? strcspn(s, "\n") : 0; /* `python3 -c` of several lines: its first, then "..." */
+        sb_printf(&b, "%s%.*s", i ? " " : "", (int)(i ? (s ? line : 1) : strlen(base_name(s ? s : "?"))),
+                  i ? (s ? s : "?") : base_name(s ? s : "?"));
+        if (s && s[line]) {
+            sb_add(&b, "...");
+            break;
+        }
     }
     if (b.len > 60) { /* cut at a character's start: a cut sequence is not UTF-8, which JSON cannot hold */
         size_t cut = 57;

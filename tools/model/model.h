@@ -88,6 +88,17 @@ void trace_set_link(struct trace_set *s);                   /* parents, sort ord
 void trace_set_keep_since(struct trace_set *s, double since);
 void trace_set_free(struct trace_set *s);
 
+/* ---- runs.c: the runs of a set (processes that ran together, and each
+ * process with its traced parent); the latest one kept */
+struct run_choice {
+    size_t runs;      /* the runs the set held */
+    size_t left_out;  /* the processes of the earlier runs, dropped */
+    double started;   /* wall seconds: the first start of the run kept */
+};
+/* 0, or -1 (out of memory: the set as it was); trace_set_link first, and
+ * again after (the parents' indices) */
+int trace_set_keep_latest_run(struct trace_set *s, struct run_choice *rc);
+
 /* ---- event.c */
 bool pattern_match(const char *pattern, json_t *ev);       /* "ev[:cond,...]|ev2", see rules.def */
 /* with conjunctions: `clause&clause&!clause`, the others over all events */

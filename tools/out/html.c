@@ -484,7 +484,8 @@ static void processes_section(FILE *o, struct analysis *a)
 
 int write_html(struct analysis *a, const char *path)
 {
-    FILE *o = fopen(path, "w");
+    bool to_stdout = strcmp(path, "-") == 0; /* `--html -`: the page on stdout, as tools write "-" */
+    FILE *o = to_stdout ? stdout : fopen(path, "w");
     if (!o)
         return -1;
     fputs(page_head, o);
@@ -496,5 +497,5 @@ int write_html(struct analysis *a, const char *path)
     timeline(o, a);
     processes_section(o, a);
     fputs("</body></html>\n", o);
-    return fclose(o);
+    return to_stdout ? (fflush(o) == 0 && !ferror(o) ? 0 : -1) : fclose(o);
 }

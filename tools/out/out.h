@@ -14,6 +14,6 @@ void print_text(struct analysis *a, FILE *out, bool verbose, bool all);
 json_t *analysis_json(struct analysis *a);
 void analysis_json_write(struct analysis *a, FILE *out); /* the same, streamed */
 
-/* ---- html.c: the page written to path; 0, or -1 with errno */
+/* ---- html.c: the page written to path ("-": stdout); 0, or -1 with errno */
 int write_html(struct analysis *a, const char *path);
 #endif

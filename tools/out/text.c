@@ -7,8 +7,23 @@
 
 #include "out/out.h"
 
-/* Prints `text` after `head`, wrapped at 100 columns with a hanging indent.
- * Everything text.c prints of a trace goes through here or term_printf:
+/* the columns the report fills: the terminal's (util/term.c term_width),
+ * set by print_text */
+static int wrap_width = 80;
+
+/* a word that is a path with "//", "/./" or "/../" in it, as it is meant
+ * (util/term.c path_tidy); NULL: the word as it is */
+static char *tidy_word(const char *p, size_t w)
+{
+    char *word = xasprintf("%.*s", (int)w, p);
+    bool messy = strchr(word, '/') && (strstr(word, "//") || strstr(word, "/./") || strstr(word, "/../"));
+    char *t = messy ? path_tidy(word) : NULL;
+    free(word);
+    return t;
+}
+
+/* Prints `text` after `head`, wrapped at the terminal's width with a hanging
+ * indent.  Everything text.c prints of a trace goes through here or term_printf:
  * escaped (util/term.c), so no value can move the cursor or start a line. */
 static void wrap(FILE *out, const char *head, const char *text, int indent)
 {
@@ -17,15 +32,18 @@ static void wrap(FILE *out, const char *head, const char *text, int indent)
     const char *p = safe;
     while (*p) {
         size_t w = strcspn(p, " ");
-        if (col > indent && col + 1 + (int)w > 100) {
+        char *tidy = tidy_word(p, w);
+        size_t shown = tidy ? strlen(tidy) : w;
+        if (col > indent && col + 1 + (int)shown > wrap_width) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
         } else if (p != safe) {
             fputc(' ', out);
             col++;
         }
-        fprintf(out, "%.*s", (int)w, p);
-        col += (int)w;
+        fprintf(out, "%.*s", (int)shown, tidy ? tidy : p);
+        col += (int)shown;
+        free(tidy);
         p += w;
         while (*p == ' ')
             p++;
@@ -200,11 +218,13 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
         for (size_t k = 0; k < json_array_size(evs); k++) {
             json_t *e = json_array_get(evs, k);
             if (strcmp(jstr(e, "ev", ""), "lib") == 0) {
-                char v[32];
+                char v[32], runs_as[64] = "";
                 long long ver = jint(e, "version", -1);
+                bool cudnn = strcmp(jstr(e, "family", ""), "cudnn") == 0;
+                if (cudnn && ver < 0 && p->cudnn_ver > 0) /* the dispatcher has no version of its own */
+                    snprintf(runs_as, sizeof runs_as, "(runs as %s: its parts')", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v));
                 term_printf(out, "    %s %s %s\n", jstr(e, "path", "?"),
-                        strcmp(jstr(e, "family", ""), "cudnn") == 0 ? fmt_cudnn_ver(ver, v, sizeof v)
-                                                                    : fmt_cuda_ver(ver, v, sizeof v),
+                        *runs_as ? runs_as : cudnn ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v),
                         jstr(e, "via", ""));
             }
         }
@@ -393,6 +413,7 @@ static void process_kinds(struct analysis *a, FILE *out)
 
 void print_text(struct analysis *a, FILE *out, bool verbose, bool all)
 {
+    wrap_width = term_width(out);
     size_t n = a->s->n, shown = 0, quiet = 0;
     all |= verbose;
     for (size_t i = 0; i < n; i++)

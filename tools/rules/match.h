@@ -70,6 +70,7 @@ MATCH(m_handle_oom);
 MATCH(m_handle_other);
 MATCH(m_workspace);
 MATCH(m_no_algo);
+MATCH(m_conv_exec);
 MATCH(m_alloc_fragmented);
 MATCH(m_alloc_oom);
 /* runtime.c: pools, GPU code, the GPU unused, fallbacks, crashes */

@@ -114,6 +114,24 @@ bool m_workspace(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
+/* {what} and {given}: which convolution or graph ran, and the workspace it
+ * was handed, in words (never the event's name) */
+bool m_conv_exec(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    (void)s, (void)ti;
+    char sz[32];
+    set_own(vars, "what", what_conv(ev));
+    if (jget(ev, "workspace") && !json_is_null(jget(ev, "workspace")))
+        set_own(vars, "given", xasprintf("%s with algorithm %lld and a %s workspace", jstr(ev, "fn", "it"),
+                                         jint(ev, "algo", -1), fmt_size(jint(ev, "workspace", 0), sz, sizeof sz)));
+    else if (json_is_boolean(jget(ev, "workspace_given")))
+        set_own(vars, "given", xasprintf("%s %s", jstr(ev, "fn", "it"),
+                                         jtrue(ev, "workspace_given") ? "with a workspace" : "without a workspace"));
+    else
+        set_str(vars, "given", jstr(ev, "fn", "it"));
+    return true;
+}
+
 bool m_no_algo(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)s, (void)ti;

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <stdio.h>
 
 #include "util/util.h"
 
@@ -211,4 +213,108 @@ json_t *json_text(const char *s)
     j = json_string(b.s ? b.s : "");
     free(b.s);
     return j;
+}
+
+/* ---- width: as git's term_columns: $COLUMNS, else the terminal's
+ * (TIOCGWINSZ on the stream written), else 80; never under 40 (a hanging
+ * indent needs room) */
+int term_width(FILE *out)
+{
+    const char *c = getenv("COLUMNS");
+    char *end;
+    long v = c && *c ? strtol(c, &end, 10) : 0;
+    if (c && *c && !*end && v > 0)
+        return v < 40 ? 40 : v > 1000 ? 1000 : (int)v;
+    struct winsize ws;
+    if (out && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col < 40 ? 40 : ws.ws_col;
+    return 80;
+}
+
+/* `head` then `text` (escaped), wrapped at `width` at spaces, later lines
+ * indented by `indent`; a word longer than a line stays whole */
+void term_wrap(FILE *out, int width, const char *head, const char *text, int indent)
+{
+    char *safe = term_text(text);
+    int col = fprintf(out, "%s", head);
+    for (const char *q = safe; *q;) {
+        size_t gap = strspn(q, " "); /* the spaces as written (alignment), unless the line breaks there */
+        size_t w = strcspn(q + gap, " ");
+        if (!w)
+            break;
+        if (col > indent && col + (int)gap + (int)w > width) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else {
+            col += fprintf(out, "%.*s", (int)gap, q);
+        }
+        col += fprintf(out, "%.*s", (int)w, q + gap);
+        q += gap + w;
+    }
+    fputc('\n', out);
+    free(safe);
+}
+
+/* one line made of fmt (no newline in it), wrapped at the terminal's width,
+ * continued under `indent` spaces */
+void term_wrapf(FILE *out, int indent, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    int lead = (int)strspn(s, " ");
+    char head[64];
+    snprintf(head, sizeof head, "%.*s", lead < 63 ? lead : 63, s);
+    term_wrap(out, term_width(out), head, s + lead, indent);
+    free(s);
+}
+
+/* a path as it is meant, for display: "dir//file" -> "dir/file", "/./"
+ * dropped, "a/b/../c" -> "a/c" (by name: the trace may come from another
+ * machine, whose links are not ours); a URL ("x://") left alone */
+char *path_tidy(const char *p)
+{
+    if (strstr(p, "://"))
+        return xstrdup(p);
+    size_t n = strlen(p), len = 0, depth = 0; /* depth: names kept that a ".." may take back */
+    char *out = malloc(n + 2);
+    if (!out)
+        exit(2);
+    bool abs = p[0] == '/';
+    if (abs)
+        out[len++] = '/';
+    for (const char *q = p; *q;) {
+        while (*q == '/')
+            q++;
+        size_t w = strcspn(q, "/");
+        if (!w)
+            break;
+        bool dot = w == 1 && q[0] == '.', dotdot = w == 2 && q[0] == '.' && q[1] == '.';
+        if (dotdot && depth) { /* back over the last name and its '/' */
+            while (len > (abs ? 1u : 0u) && out[len - 1] == '/')
+                len--;
+            while (len > (abs ? 1u : 0u) && out[len - 1] != '/')
+                len--;
+            depth--;
+        } else if (!(dot && (len || q[w]))) { /* "./x" -> "x", a lone "." stays */
+            if (len && out[len - 1] != '/')
+                out[len++] = '/';
+            memcpy(out + len, q, w);
+            len += w;
+            depth += !dotdot && !(abs && dotdot);
+            if (abs && dotdot) /* "/.." is "/" */
+                len -= 2;
+        }
+        q += w;
+    }
+    while (len > (abs ? 1u : 0u) && out[len - 1] == '/')
+        len--;
+    if (!len)
+        out[len++] = '.';
+    out[len] = 0;
+    return out;
 }

@@ -70,6 +70,12 @@ char *term_text(const char *s); /* an escaped copy, never NULL */
 /* printf whose every %s argument is escaped (the format itself is ours: its \n are the layout) */
 int term_printf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int term_vprintf(FILE *out, const char *fmt, va_list ap);
+/* the columns to fill: $COLUMNS, else the terminal's, else 80 (at least 40) */
+int term_width(FILE *out);
+void term_wrap(FILE *out, int width, const char *head, const char *text, int indent);
+void term_wrapf(FILE *out, int indent, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* a path for display: "//" and "/./" dropped, "x/.." taken back by name */
+char *path_tidy(const char *p);
 /* a JSON string of s; bytes that are not UTF-8 become U+FFFD (json_string would give NULL) */
 json_t *json_text(const char *s);
 
