@@ -27,8 +27,8 @@ static int usage(FILE *o, int rc)
                "  -v          more detail: every library, every failure\n"
                "the report starts from each process's outcome (exit status, signal, its final\n"
                "  error line)\n"
-               "exit status: 0 no problem found (notes only), 1 a process failed, problems found\n"
-               "  or a trace incomplete (no exit line, lost lines), 2 usage or I/O error\n");
+               "exit status: 0 no problem found (notes only), 1 a process failed, problems\n"
+               "  found or a trace incomplete (no exit line, lost lines), 2 usage or I/O error\n");
     return rc;
 }
 

@@ -143,11 +143,13 @@ check "10,000 files: the healthy ones counted in one line" \
     bash -c "tr -s ' \n' ' ' <'$WORK/badout' | grep -q ' 9930 processes: ranks 0-2,4,6,8-206,208-406,[0-9,-]* and [0-9]* more on node0-node1249: python3 -u train.py cuDNN 9.19.0 cudart 13.0 driver 13.0 ok'"
 check "10,000 files: the ones cut short in another line" \
     bash -c "tr -s ' \n' ' ' <'$WORK/badout' | grep -q ' 50 processes: ranks 7,207,407,607,807,1007,1207,1407 and 42 more on [^:]*: python3 -u train.py cuDNN 9.19.0 cudart 13.0 driver 13.0 no failure, no exit line'"
+# notes are wrapped at the width like the rest: their continuation lines (4 spaces) joined back
+sed -e ':a' -e 'N' -e '$!ba' -e 's/\n    / /g' "$WORK/badout" >"$WORK/badnotes"
 check "10,000 files: cut last lines noted once, with their count and some of the files" \
-    grep -q "^note: 50 processes: ranks 7,207,407,607,807,1007,1207,1407 and 42 more on [^:]*: the last line was cut off, no exit line (killed, still running, or convguard's file closed) (.*/node0-r7-20007.jsonl, .* and 47 more)$" "$WORK/badout"
+    grep -q "^note: 50 processes: ranks 7,207,407,607,807,1007,1207,1407 and 42 more on [^:]*: the last line was cut off, no exit line (killed, still running, or convguard's file closed) (.*/node0-r7-20007.jsonl, .* and 47 more)$" "$WORK/badnotes"
 check "10,000 files: files that are not JSON noted once" \
-    grep -q "^note: 10 files: no convguard events in it (no line is a JSON event) (" "$WORK/badout"
-check "10,000 files: empty files noted once" grep -q "^note: 10 files: no convguard events in it (an empty file) (" "$WORK/badout"
+    grep -q "^note: 10 files: no convguard events in it (no line is a JSON event) (" "$WORK/badnotes"
+check "10,000 files: empty files noted once" grep -q "^note: 10 files: no convguard events in it (an empty file) (" "$WORK/badnotes"
 check "10,000 files: a short report (under 40 lines)" test "$(wc -l <"$WORK/badout")" -lt 40
 "$CG" report --json "$B" >"$WORK/badj" 2>/dev/null
 check "10,000 files --json: 9980 processes, 20 unreadable, 50 cut" \

@@ -137,10 +137,10 @@ static void damage_notes(struct analysis *a, FILE *out, bool all)
         const char *note = jstr(o, "note", "?");
         if (json_array_size(files) <= 3 || all) {
             for (size_t j = 0; j < json_array_size(files); j++)
-                term_printf(out, "note: %s: %s\n", json_string_value(json_array_get(files, j)), note);
+                term_wrapf(out, 4, "note: %s: %s", json_string_value(json_array_get(files, j)), note);
         } else {
             char *w = who_counted(a, &who[k]), *f = files_text(files, false);
-            term_printf(out, "note: %s: %s (%s)\n", w, note, f);
+            term_wrapf(out, 4, "note: %s: %s (%s)", w, note, f);
             free(w), free(f);
         }
         procs_free(&who[k]);
@@ -169,10 +169,10 @@ static void unreadable_notes(struct analysis *a, FILE *out, bool all)
         json_t *l = json_object_get(by_err, e);
         if (json_array_size(l) <= 3 || all) {
             for (size_t j = 0; j < json_array_size(l); j++)
-                term_printf(out, "note: %s: %s\n", json_string_value(json_array_get(l, j)), e);
+                term_wrapf(out, 4, "note: %s: %s", json_string_value(json_array_get(l, j)), e);
         } else {
             char *f = files_text(l, false);
-            term_printf(out, "note: %zu files: %s (%s)\n", json_array_size(l), e, f);
+            term_wrapf(out, 4, "note: %zu files: %s (%s)", json_array_size(l), e, f);
             free(f);
         }
     }
