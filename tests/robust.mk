@@ -138,9 +138,9 @@ fuzz: $(FUZZ_TARGETS)
 $(FZ)/fuzz_env: tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c $(SHIM_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_env.c shim/core/config.c shim/core/fmt.c
-$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/core/trace.c shim/core/safedir.c shim/core/fmt.c shim/core/config.c $(SHIM_HDR)
+$(FZ)/fuzz_event: tests/fuzz/fuzz_event.c tests/fuzz/json_check.h shim/core/trace.c shim/core/repeat.c shim/core/safedir.c shim/core/fmt.c shim/core/config.c $(SHIM_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/core/trace.c shim/core/safedir.c shim/core/fmt.c shim/core/config.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_event.c shim/core/trace.c shim/core/repeat.c shim/core/safedir.c shim/core/fmt.c shim/core/config.c
 # the CLI's reader, analysis and JSON report: every tools/*.c but the main program
 FUZZ_TOOLS := $(filter-out tools/convguard.c,$(TOOLS_SRC))
 $(FZ)/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_TOOLS) $(TOOLS_HDR)
