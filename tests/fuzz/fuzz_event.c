@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cg.fd = fd;
         cg_trace_test_adopt(fd);
         cg_cfg.max_mb = 0;
+        cg_cfg.repeats = 0; /* one event per input, each written: no folding of repeats (repeat.c) */
     }
     ftruncate(fd, 0);
     lseek(fd, 0, SEEK_SET);
