@@ -183,16 +183,17 @@ FUZZ_CI_SECONDS ?= 30
 # in tests/fuzz/leaks/fuzz_reader/; open, docs/robustness.md).  `make fuzz-run`
 # still reports leaks.
 FUZZ_CI_FLAGS ?= -detect_leaks=0
+FUZZ_CI_ENV ?= ASAN_OPTIONS=detect_leaks=0
 fuzz-ci: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    n=$$(basename $$t); c=tests/fuzz/crashes/$$n; mkdir -p $$c $(FZ)/ci-$$n; \
 	    if ls $$c/* >/dev/null 2>&1; then \
 	        echo "== $$n: $$(ls $$c | wc -l) saved crash input(s)"; \
-	        $$t $(FUZZ_CI_FLAGS) -close_fd_mask=2 $$c/* >$(FZ)/$$n.regress.log 2>&1 || \
+	        $(FUZZ_CI_ENV) $$t $(FUZZ_CI_FLAGS) -close_fd_mask=2 $$c/* >$(FZ)/$$n.regress.log 2>&1 || \
 	            { tail -30 $(FZ)/$$n.regress.log; echo "$$n: a saved crash input fails again"; exit 1; }; \
 	    fi; \
 	    echo "== $$n: $(FUZZ_CI_SECONDS) s from tests/fuzz/seeds/$$n"; \
-	    $$t $(FUZZ_CI_FLAGS) -max_total_time=$(FUZZ_CI_SECONDS) -close_fd_mask=2 -print_final_stats=1 -artifact_prefix=$$c/ \
+	    $(FUZZ_CI_ENV) $$t $(FUZZ_CI_FLAGS) -max_total_time=$(FUZZ_CI_SECONDS) -close_fd_mask=2 -print_final_stats=1 -artifact_prefix=$$c/ \
 	        $(FZ)/ci-$$n $$(ls -d tests/fuzz/seeds/$$n 2>/dev/null) >$(FZ)/$$n.log 2>&1; rc=$$?; \
 	    grep -a -E '^#[0-9]+.*DONE|^stat::number_of_executed_units' $(FZ)/$$n.log; \
 	    [ $$rc = 0 ] || { tail -40 $(FZ)/$$n.log; echo "$$n: FAILED (rc $$rc), input saved in $$c/"; exit 1; }; \
