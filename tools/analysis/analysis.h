@@ -148,6 +148,7 @@ const char *diag_parts(const long long *ver, const long long *built, size_t n);
 bool diag_low_free(long long free_bytes);                        /* known and under CG_LOW_FREE_BYTES */
 
 /* ---- findings.c: the rules applied to process ti, its findings added */
+struct finding *finding_new(struct analysis *a); /* appended to a->f, zeroed */
 void apply_rules(struct analysis *a, size_t ti);
 
 /* ---- procs.c: a->p[ti] filled; the texts of a process's libraries */

@@ -32,7 +32,8 @@ static void take_groups(json_t *taken, const char *groups)
     }
 }
 
-static void add_finding(struct analysis *a, const struct rule *r, size_t ti, json_t *ev, json_t *vars, int count)
+/* a new finding at the end of a->f, zeroed (findings.c and outcome.c add them) */
+struct finding *finding_new(struct analysis *a)
 {
     if (a->nf == a->capf) {
         a->capf = a->capf ? a->capf * 2 : 16;
@@ -41,6 +42,13 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
             exit(2);
     }
     struct finding *f = &a->f[a->nf++];
+    memset(f, 0, sizeof *f);
+    return f;
+}
+
+static void add_finding(struct analysis *a, const struct rule *r, size_t ti, json_t *ev, json_t *vars, int count)
+{
+    struct finding *f = finding_new(a);
     f->r = r, f->ti = ti, f->ev = ev, f->vars = vars, f->count = count;
     f->severity = r->severity, f->went_on = NULL, f->tier = 1, f->dist = 0; /* placed by outcome.c */
     f->title = expand(r->title, vars, ev);

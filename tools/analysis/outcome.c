@@ -355,19 +355,6 @@ static void checked(struct analysis *a, size_t i, struct sbuf *b)
         sb_printf(b, ", its captured output (%lld lines)", jint(m, "lines", 0));
 }
 
-static struct finding *new_finding(struct analysis *a)
-{
-    if (a->nf == a->capf) {
-        a->capf = a->capf ? a->capf * 2 : 16;
-        a->f = realloc(a->f, a->capf * sizeof *a->f);
-        if (!a->f)
-            exit(2);
-    }
-    struct finding *f = &a->f[a->nf++];
-    memset(f, 0, sizeof *f);
-    return f;
-}
-
 /* the cause of a run-level failure: whose it is */
 static void run_cause(struct analysis *a, size_t i, struct sbuf *c, const char *line)
 {
@@ -390,7 +377,7 @@ static void plain_truth(struct analysis *a, size_t i, bool run)
     struct trace *t = &a->s->t[i];
     struct proc_sum *p = &a->p[i];
     struct outcome *o = &p->out;
-    struct finding *f = new_finding(a);
+    struct finding *f = finding_new(a);
     char *how = outcome_how(a, i);
     json_t *ln = run ? o->run_line : o->line;
     const char *line = ln ? jstr(ln, "text", "") : NULL;
