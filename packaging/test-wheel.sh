@@ -45,7 +45,15 @@ if [ "$ARCH" != x86_64 ]; then
     if [ -z "$QEMU" ] || [ ! -e "$SYSROOT/lib/libc.so.6" ]; then
         echo "test-wheel: no qemu-$ARCH or no $SYSROOT (apt-get install qemu-user libc6-arm64-cross): not run"
     else
-        Q=("$QEMU" -L "$SYSROOT")
+        # qemu -L maps every absolute path that exists under its prefix there, "/" too, so
+        # the shim's trace-folder walk (open("/"), then openat one name at a time) starts
+        # at the prefix's root, not the host's: a folder of the host is "missing" there.
+        # A prefix of our own (the cross libc linked in, the trace folder a real folder at
+        # its root) gives the walk a folder it finds, and the host reads it at $QROOT/d.
+        QROOT=$WORK/qemu-root
+        mkdir -p "$QROOT/d"
+        ln -s "$SYSROOT/lib" "$QROOT/lib"
+        Q=("$QEMU" -L "$QROOT")
         out=$("${Q[@]}" "$B/convguard" --version 2>&1)
         check "$ARCH: convguard --version under qemu ($out)" test "$out" = "convguard $(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")"
         # an $ARCH program that loads cuDNN by name, as frameworks do (built by the wheel's zig)
@@ -63,9 +71,8 @@ EOF
         "$zig" cc -target "$ARCH-linux-gnu.2.17" -o "$WORK/client" "$WORK/client.c" -ldl
         plain=$("${Q[@]}" "$WORK/client" 2>&1)
         rc_plain=$?
-        D=$WORK/qemu-trace
-        mkdir -p "$D"
-        shimmed=$("${Q[@]}" -E LD_PRELOAD="$B/libconvguard.so" -E CONVGUARD_DIR="$D" -E CONVGUARD_QUIET=1 "$WORK/client" 2>&1)
+        D=$QROOT/d
+        shimmed=$("${Q[@]}" -E LD_PRELOAD="$B/libconvguard.so" -E CONVGUARD_DIR=/d -E CONVGUARD_QUIET=1 "$WORK/client" 2>&1)
         rc_shim=$?
         check "$ARCH: with the shim preloaded the program prints and exits as without ($rc_plain: $plain)" \
             test "$shimmed" = "$plain" -a $rc_shim = $rc_plain
@@ -73,7 +80,7 @@ EOF
         T=$(trace_of "$D")
         check "$ARCH: its trace, by the packaged shim: start, the dlopen of libcudnn.so.9 (ok: $ok), exit" \
             jqt "$T" ".[0].ev == \"start\" and (.[0].env.LD_PRELOAD | endswith(\"_bin/libconvguard.so\")) and any(.[]; .ev == \"dlopen\" and .name == \"libcudnn.so.9\" and .ok == $ok) and .[-1].ev == \"exit\""
-        "${Q[@]}" "$B/convguard" report "$D" >"$WORK/qreport.out" 2>&1
+        "${Q[@]}" "$B/convguard" report /d >"$WORK/qreport.out" 2>&1
         rc=$?
         check "$ARCH: the $ARCH convguard report reads it (exit $rc) and names libcudnn.so.9" \
             bash -c "[ $rc -le 1 ] && grep -q 'libcudnn.so.9' '$WORK/qreport.out'"
