@@ -176,4 +176,8 @@ void find_first_failure(struct analysis *a);
 char *first_failure_head(struct analysis *a);  /* "rank 3 (h:1) at 2026-... UTC, 7.07 s after it started: #8 ..." */
 char *after_text(struct analysis *a, enum after_kind k); /* one line per kind, NULL when none */
 char *clock_note(struct analysis *a);    /* NULL when one host */
+
+/* ---- machine.c: `convguard doctor`'s verdict on its result r (the copies,
+ * the picks, NVML); cvd: CUDA_VISIBLE_DEVICES as doctor found it */
+json_t *machine_verdict(json_t *r, const char *cvd);
 #endif

@@ -1,10 +1,11 @@
-/* inspect.h - what `convguard inspect` (inspect.c) needs from its helpers. */
-#ifndef CONVGUARD_INSPECT_H
-#define CONVGUARD_INSPECT_H
+/* elf_file.h - elf_file.c: a shared object read from disk, never loaded
+ * (host/: `convguard inspect` reads the files another process mapped,
+ * `convguard doctor` the cuDNN parts beside a dispatcher). */
+#ifndef CONVGUARD_ELF_FILE_H
+#define CONVGUARD_ELF_FILE_H
 #include <elf.h>
 #include <stddef.h>
 
-/* ---- elf_file.c: a shared object read from disk, never loaded */
 struct elf_file {
     void *map;
     size_t size;
@@ -22,14 +23,4 @@ const char *elf_file_soname(const struct elf_file *e); /* NULL: none */
  * cudnnGetVersion encodes it; -1: none (the dispatcher has none) */
 long long elf_file_cudnn_version(const struct elf_file *e);
 
-/* exit statuses of `convguard inspect` (docs/cli.md) */
-enum {
-    INSPECT_OK = 0,
-    INSPECT_PROBLEMS = 1,
-    INSPECT_USAGE = 2,
-    INSPECT_NOT_A_PID = 3,
-    INSPECT_NO_PROCESS = 4,
-    INSPECT_PERMISSION = 5,
-    INSPECT_NO_CUDA = 6,
-};
 #endif

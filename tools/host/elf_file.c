@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inspect.h"
+#include "host/elf_file.h"
 #include "cudnn_version.h"
 
 int elf_file_open(const char *path, struct elf_file *e)
