@@ -13,7 +13,7 @@ struct finding {
     json_t *vars;   /* facts for the texts (owned) */
     int count;      /* how many events matched */
     char *title, *symptom, *seen, *cause, *fix;
-    char *driver;   /* the driver's own words about it, quoted (rules_code.c), or NULL */
+    char *driver;   /* the driver's own words about it, quoted (rules/code.c), or NULL */
     int block;      /* index of the first finding with the same rule, cause and fix */
     /* where it stands against how its process ended (outcome.c, issue 27 item 2) */
     const char *severity; /* what it is in this run: the rule's, "warning" for an error in a process that
