@@ -16,8 +16,6 @@ struct elf_file {
 };
 int elf_file_open(const char *path, struct elf_file *e); /* 0, -1: unreadable or not 64-bit LE ELF */
 void elf_file_close(struct elf_file *e);
-/* the bytes of a defined dynamic symbol, NULL when absent or outside the file */
-const void *elf_file_sym(const struct elf_file *e, const char *name, size_t *size);
 const char *elf_file_soname(const struct elf_file *e); /* NULL: none */
 /* a cuDNN part's own version from its data symbol (cudnn_versions.def), as
  * cudnnGetVersion encodes it; -1: none (the dispatcher has none) */
