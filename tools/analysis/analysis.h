@@ -1,7 +1,7 @@
 /* analysis.h - the report's model: a trace set analysed (the processes
  * summed up, their findings, grouped, the first failure, the
  * inconsistencies).  The outputs (out/) read it; analysis/ calls rules/,
- * model/ and util/ only, and nothing in it prints (tools/README.md). */
+ * model/, host/ and util/ only, and nothing in it prints (tools/README.md). */
 #ifndef CONVGUARD_ANALYSIS_H
 #define CONVGUARD_ANALYSIS_H
 #include "rules/rules.h"
