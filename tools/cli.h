@@ -18,13 +18,6 @@ int cmd_smoke(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_kernel(int argc, char **argv); /* kernel.c */
 
-/* doctor.c: fn(arg) in a forked child, its JSON answer ({error} when it died);
- * child_nvml: the driver and the GPUs with their memory holders, from NVML */
-typedef json_t *(*probe_fn)(const char *arg);
-json_t *probe(probe_fn fn, const char *arg);
-json_t *child_nvml(const char *unused);
-json_t *child_lib_version(const char *name); /* {path, version} or {error}: dlopen(name) here, as doctor does */
-
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);
 /* runs argv with the shim preloaded; returns the exit status (128+sig).

@@ -1,7 +1,7 @@
 /* analysis.h - the report's model: a trace set analysed (the processes
  * summed up, their findings, grouped, the first failure, the
  * inconsistencies).  The outputs (out/) read it; analysis/ calls rules/,
- * model/ and util/ only, and nothing in it prints (tools/README.md). */
+ * model/, host/ and util/ only, and nothing in it prints (tools/README.md). */
 #ifndef CONVGUARD_ANALYSIS_H
 #define CONVGUARD_ANALYSIS_H
 #include "rules/rules.h"
@@ -13,7 +13,7 @@ struct finding {
     json_t *vars;   /* facts for the texts (owned) */
     int count;      /* how many events matched */
     char *title, *symptom, *seen, *cause, *fix;
-    char *driver;   /* the driver's own words about it, quoted (rules_code.c), or NULL */
+    char *driver;   /* the driver's own words about it, quoted (rules/code.c), or NULL */
     int block;      /* index of the first finding with the same rule, cause and fix */
     /* where it stands against how its process ended (outcome.c, issue 27 item 2) */
     const char *severity; /* what it is in this run: the rule's, "warning" for an error in a process that
@@ -176,4 +176,8 @@ void find_first_failure(struct analysis *a);
 char *first_failure_head(struct analysis *a);  /* "rank 3 (h:1) at 2026-... UTC, 7.07 s after it started: #8 ..." */
 char *after_text(struct analysis *a, enum after_kind k); /* one line per kind, NULL when none */
 char *clock_note(struct analysis *a);    /* NULL when one host */
+
+/* ---- machine.c: `convguard doctor`'s verdict on its result r (the copies,
+ * the picks, NVML); cvd: CUDA_VISIBLE_DEVICES as doctor found it */
+json_t *machine_verdict(json_t *r, const char *cvd);
 #endif

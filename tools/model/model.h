@@ -110,4 +110,8 @@ bool load_resolved(struct trace *t, size_t i);             /* dlopen failure lat
 const char *load_error_kind(json_t *ev, const char **named_out, char *named, size_t cap);
 bool load_failure_absent(json_t *ev); /* the asked file was absent (a probe), not broken */
 
+/* ---- snapshot.c: a running process read from outside (host/proc.c) as a
+ * trace set of one process, for analyse() */
+struct proc_view;
+void snapshot_trace_set(const struct proc_view *p, struct trace_set *s);
 #endif

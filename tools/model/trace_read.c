@@ -69,7 +69,7 @@ static void add_status_name(json_t *ev)
     const char *fn = jstr(ev, "fn", NULL);
     if (!fn && strcmp(jstr(ev, "ev", ""), "cudnn_handle") == 0)
         fn = "cudnnCreate";
-    const char *name = status_name(fn, json_integer_value(st));
+    const char *name = fmt_status_name(fn, json_integer_value(st));
     if (name)
         json_object_set_new(ev, "status_name", json_string(name));
 }

@@ -6,6 +6,7 @@
 
 #include "model/capture.h"
 #include "out/out.h"
+#include "host/host.h"
 
 static json_t *read_stats_json(struct trace *t)
 {
@@ -286,4 +287,19 @@ void analysis_json_write(struct analysis *a, FILE *out)
     }
     json_decref(rest);
     fputs("\n}\n", out);
+}
+
+/* `convguard inspect --json`: the snapshot of a running process (host/proc.c)
+ * with the report's findings and the command's exit status */
+json_t *snapshot_json(const struct proc_view *p, struct analysis *a, int rc)
+{
+    json_t *rj = analysis_json(a);
+    json_t *j = json_pack("{s:i, s:I, s:s, s:O, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:i, s:O, s:i}",
+                          "convguard_inspect", 1, "pid", (json_int_t)p->pid, "program", a->p[0].prog, "argv", p->argv,
+                          "exe", p->exe ? p->exe : "?", "cwd", p->cwd ? p->cwd : "?", "uid", (json_int_t)p->uid,
+                          "libraries", p->libs, "frameworks", p->frameworks, "env", p->env, "gpu_memory", p->gpu,
+                          "convguard", p->shim, "problems", analysis_problems(a), "findings",
+                          jget(rj, "findings") ?: json_null(), "exit_status", rc);
+    json_decref(rj);
+    return j;
 }

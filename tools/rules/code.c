@@ -1,4 +1,4 @@
-/* rules_code.c - the match functions of the rules about GPU code and the
+/* code.c - the match functions of the rules about GPU code and the
  * driver's own log (rules.def, block "GPU code and the driver's log"), and
  * the driver's words quoted under any finding.
  *

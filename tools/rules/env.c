@@ -1,4 +1,4 @@
-/* rules_env.c - the machine around the process: the driver's two halves,
+/* env.c - the machine around the process: the driver's two halves,
  * MIG, the GPU's architecture against the CUDA build, the driver's cache
  * folder, and other processes or frameworks holding the memory. */
 #include "rules/match.h"

@@ -1,4 +1,4 @@
-/* rules_fw.c - which framework a process ran, and "you see" in its words.
+/* fw.c - which framework a process ran, and "you see" in its words.
  *
  * A rule's symptom lists what each framework prints ("TensorFlow: ...;
  * PyTorch: ...; JAX: ..."): the report puts the words of the framework this

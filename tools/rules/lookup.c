@@ -1,4 +1,4 @@
-/* rules_lookup.c - the headline: a failure that the algorithm lookup before
+/* lookup.c - the headline: a failure that the algorithm lookup before
  * it explains.
  *
  * A framework asks cuDNN which algorithm to use (cudnnGet*Algorithm_v7,

@@ -1,4 +1,4 @@
-/* rules_unused.c - "the GPU is not used" when CUDA libraries are there: a
+/* unused.c - "the GPU is not used" when CUDA libraries are there: a
  * framework mapped cudart / cuDNN (PyTorch's CUDA build links them) but the
  * driver was never opened, so no CUDA context exists; or, in a live process
  * (`convguard inspect`, exit.snapshot), the driver is mapped and NVML lists

@@ -1,4 +1,4 @@
-/* rules_versions.c - versions belong to files: each cuDNN file's own
+/* versions.c - versions belong to files: each cuDNN file's own
  * version, the copies that LD_LIBRARY_PATH shadowed, and one version of
  * cuDNN split over two folders. */
 #include "rules/match.h"

@@ -86,3 +86,27 @@ void id_set_free(struct id_set *s)
     free(s->slot);
     memset(s, 0, sizeof *s);
 }
+
+/* A file read whole, up to about max bytes (a /proc file, which stat calls
+ * empty, is read to its end); NULL with errno. */
+char *file_read_all(const char *path, size_t *len, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct sbuf b = {0};
+    char buf[65536];
+    ssize_t n = 0;
+    while (b.len < max && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0)
+            sb_addn(&b, buf, (size_t)n);
+    int e = errno;
+    close(fd);
+    if (n < 0 && e != EINTR) {
+        free(b.s);
+        errno = e;
+        return NULL;
+    }
+    *len = b.len;
+    return sb_take(&b);
+}

@@ -78,7 +78,7 @@ static const char *lookup(enum status_lib lib, long long v)
     return NULL;
 }
 
-const char *status_name(const char *fn, long long status)
+const char *fmt_status_name(const char *fn, long long status)
 {
     if (fn && strncmp(fn, "cudnn", 5) == 0) {
         const char *n = lookup(DNN9, status);

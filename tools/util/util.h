@@ -19,7 +19,7 @@ bool jtrue(json_t *obj, const char *path);
 bool jhas(json_t *obj, const char *path); /* present and not null/false */
 
 /* ---- util.c: names, sizes and versions as people write them */
-const char *status_name(const char *fn, long long status);
+const char *fmt_status_name(const char *fn, long long status); /* the library's own name: "CUDNN_STATUS_..." */
 char *fmt_size(long long bytes, char *buf, size_t n);      /* "1.5 GiB" */
 char *fmt_cudnn_ver(long long v, char *buf, size_t n);     /* 91900 -> "9.19.0" */
 char *fmt_cuda_ver(long long v, char *buf, size_t n);      /* 13000 -> "13.0" */
@@ -46,6 +46,7 @@ struct file_id { dev_t dev; ino_t ino; bool used; };
 struct id_set { struct file_id *slot; size_t n, cap; };
 bool id_set_add(struct id_set *s, dev_t dev, ino_t ino); /* false: it was there */
 void id_set_free(struct id_set *s);
+char *file_read_all(const char *path, size_t *len, size_t max); /* a file read whole (/proc too); NULL: errno */
 
 /* ---- json_scan.c: is this line one JSON object (as jansson judges it), and
  * its top-level ev, seq, t, pid, truncated, workspace and mem.free/total */

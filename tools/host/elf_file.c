@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inspect.h"
+#include "host/elf_file.h"
 #include "cudnn_version.h"
 
 int elf_file_open(const char *path, struct elf_file *e)
@@ -84,7 +84,8 @@ static const void *at_vaddr(const struct elf_file *e, Elf64_Addr va, size_t want
     return NULL;
 }
 
-const void *elf_file_sym(const struct elf_file *e, const char *name, size_t *size)
+/* the bytes of a defined dynamic symbol, NULL when absent or outside the file */
+static const void *elf_file_sym(const struct elf_file *e, const char *name, size_t *size)
 {
     for (size_t i = 0; i < e->nsh; i++) {
         if (e->sh[i].sh_type != SHT_DYNSYM || e->sh[i].sh_entsize != sizeof(Elf64_Sym))
