@@ -20,9 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "cuda/gpuinfo.h"
-#include "loader/libs.h"
+#include "cuda/cuda.h"
 
 /* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
  * the compiler must not drop our checks on that promise. */

@@ -6,7 +6,7 @@
  * cg_failed() (or cg_failed_call(), which also writes the plain event). */
 #include <errno.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 const struct cg_slot_info cg_slots[CG_NSLOTS] = {
     [CG_SLOT_CUDNN9] = {"libcudnn.so.9", "libcudnn.so.9", CG_FAM_CUDNN},

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 #include "core/safedir.h"
 
 _Atomic uint64_t cg_events_written, cg_events_dropped;

@@ -19,9 +19,7 @@
  * per binary), so this is not on a hot path. */
 #include <errno.h>
 
-#include "cg.h"
-#include "cuda/codeimage.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 /* Images with a bad pointer or garbage in them come back INVALID_VALUE or
  * INVALID_IMAGE: their headers are not read after such an answer. */

@@ -10,8 +10,7 @@
  * written; success costs a counter and a forward. */
 #include <errno.h>
 
-#include "cg.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 static void context_failed(int hook, CUresult r, int dev)
 {

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 #ifndef CUDA_ERROR_DEINITIALIZED
 #define CUDA_ERROR_DEINITIALIZED 4

@@ -18,8 +18,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 /* ---- counters */
 /* Every instruction on an allocation's path is paid on every call, so the

@@ -20,10 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
-#include "loader/libs.h"
+#include "cudnn/cudnn.h"
 #include "thresholds.h"
 
 /* ---- the handle */

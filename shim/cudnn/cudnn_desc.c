@@ -16,8 +16,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "cuda/gpuinfo.h"
+#include "cudnn/cudnn.h"
 
 /* ---- finding functions in the sub-libraries */
 /* Changes whenever an object is added to or removed from the link map: the

@@ -13,9 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
+#include "cudnn/cudnn.h"
 
 #define MIB (1024ull * 1024ull)
 #define WIDE 16 /* more than any cuDNN op has algorithms (8, 6, 7) */

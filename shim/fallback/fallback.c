@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cg.h"
 #include "fallback/fallback.h"
 
 #define MIB (1024ull * 1024ull)

@@ -15,8 +15,6 @@
  * resource layer's cudnnGetLastErrorString hook (cudnn_desc.c). */
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
 #include "graph/graph.h"
 
 static inline bool is_op_type(int t)

@@ -1,6 +1,5 @@
 /* graph_json.c - the graph layer's event fields: an operation graph's
  * operations and tensors, its counts, a plan, a status. */
-#include "cuda/gpuinfo.h"
 #include "graph/graph.h"
 
 void gx_ev_status(struct cg_ev *e, int slot, cudnnStatus_t st, const char *reason)

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cuda/gpuinfo.h"
 #include "graph/graph.h"
 
 #define EVB 8192

@@ -35,8 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 
 _Atomic(void *) cg_plt[CG_NSLOTS][CG_NHOOKS];
 _Atomic(void *) cg_plt_plain[CG_NSLOTS][CG_NHOOKS];

@@ -53,7 +53,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 #define MAX_FRAMES 48
 #define MAX_CRASH_EVENTS 8        /* per process: a handler that recovers may see many */

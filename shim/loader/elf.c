@@ -11,7 +11,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 static void fill(const struct dl_phdr_info *info, struct cg_obj *o)
 {

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 #define SNAP_OBJS 1024
 #define SNAP_NAMES (96 * 1024)

@@ -10,7 +10,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 struct dl_find {
     const char *soname;

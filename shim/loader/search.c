@@ -15,8 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 
 size_t cg_lib_stem(const char *file, char *out, size_t cap)
 {

@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 #include "cudnn_version.h"
 
 
