@@ -76,7 +76,7 @@ static bool drv_fns_of(const void *real, struct drv_fns *out)
         return true;
     }
     struct cg_obj o;
-    if (!cg_elf_find_obj(real, &o))
+    if (!cg_objsnap_find_obj(real, &o))
         return false;
     out->start = o.start;
     out->end = o.end;
@@ -148,7 +148,7 @@ static void code_loaded(int hook, const void *caller, const void *image, const v
             struct no_fit *f = &no_fit[k];
             struct cg_obj o;
             f->hook = hook, f->cc_major = ma, f->cc_minor = mi, f->d = d;
-            cg_strlcpy(f->caller, caller && cg_elf_find_obj(caller, &o) ? (o.name[0] ? o.name : "(main program)") : "",
+            cg_strlcpy(f->caller, caller && cg_objsnap_find_obj(caller, &o) ? (o.name[0] ? o.name : "(main program)") : "",
                        sizeof f->caller);
             atomic_store_explicit(&f->ready, 1, memory_order_release);
         }

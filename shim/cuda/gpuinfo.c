@@ -160,7 +160,7 @@ static void nvml_load_locked(void)
     cg_objsnap_refresh();
     cg_libs_scan_opened("(convguard: NVML, for a failure report)", ((struct link_map *)h)->l_ld);
     struct cg_obj o;
-    if (!cg_elf_find_obj(((struct link_map *)h)->l_ld, &o)) {
+    if (!cg_objsnap_find_obj(((struct link_map *)h)->l_ld, &o)) {
         nvml_fail("libnvidia-ml.so.1 loaded but not found in the link map", NULL);
         return;
     }

@@ -318,7 +318,7 @@ void cg_gpumem_route_note(int hook, const void *caller, enum cg_route route)
         return;
     int saved = errno;
     struct cg_obj o;
-    uintptr_t base = caller && cg_elf_find_obj(caller, &o) ? o.base : 0;
+    uintptr_t base = caller && cg_objsnap_find_obj(caller, &o) ? o.base : 0;
     pthread_mutex_lock(&notes_lock);
     int n = atomic_load_explicit(&nnotes, memory_order_relaxed);
     bool dup = false;
@@ -343,7 +343,7 @@ static const char *const route_names[] = {"plt", "dlsym", "entry_point"};
 static const char *route_of(int hook, const void *caller)
 {
     struct cg_obj o;
-    bool have = caller && cg_elf_find_obj(caller, &o);
+    bool have = caller && cg_objsnap_find_obj(caller, &o);
     if (have && o.dyn && cg_elf_imports(&o, cg_hooks[hook].name))
         return "plt";
     int n = atomic_load_explicit(&nnotes, memory_order_acquire), only = -1, mine = 0;

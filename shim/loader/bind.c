@@ -80,7 +80,7 @@ static void collect(void)
 {
     static char anchor;
     struct cg_obj self;
-    self_base = cg_elf_find_obj(&anchor, &self) ? self.base : 0;
+    self_base = cg_objsnap_find_obj(&anchor, &self) ? self.base : 0;
     nobjs = 0;
     cg_elf_each_obj(collect_cb, NULL);
 }
@@ -374,7 +374,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
 {
     int saved = errno;
     struct cg_obj o;
-    bool found = caller && cg_elf_find_obj(caller, &o);
+    bool found = caller && cg_objsnap_find_obj(caller, &o);
     bool weak = found && cg_elf_import_bind(&o, cg_hooks[hook].name) == STB_WEAK;
     long long status = cg_hooks[hook].family == CG_FAM_DRV      ? CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
                        : cg_hooks[hook].family == CG_FAM_CUDART ? cudaErrorSharedObjectSymbolNotFound

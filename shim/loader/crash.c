@@ -231,7 +231,7 @@ static void put_frame(struct cg_ev *e, uintptr_t addr)
 {
     uintptr_t base;
     cg_ev_open(e, NULL, '{');
-    if (cg_objsnap_find(addr, frame_name, sizeof frame_name, &base)) {
+    if (cg_objsnap_name_at(addr, frame_name, sizeof frame_name, &base)) {
         cg_ev_str(e, "module", frame_name);
         cg_ev_hex(e, "offset", addr - base);
     } else {
@@ -383,8 +383,8 @@ static int unwind(ucontext_t *uc, bool no_unwind, const char **how_out)
          * on top of the stack. */
         char name[8];
         uintptr_t base, sp = sp_of(uc), ret;
-        if (!cg_objsnap_find(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
-            cg_objsnap_find(ret, name, sizeof name, &base))
+        if (!cg_objsnap_name_at(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
+            cg_objsnap_name_at(ret, name, sizeof name, &base))
             frames[n++] = ret;
     }
     *how_out = how;

@@ -162,7 +162,7 @@ bool cg_lib_is_traced_name(const char *path) { return cg_lib_family_of_name(path
 int cg_caller_family(const void *caller)
 {
     struct cg_obj o;
-    if (!caller || !cg_elf_find_obj(caller, &o))
+    if (!caller || !cg_objsnap_find_obj(caller, &o))
         return -1;
     const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
     return cg_lib_family_of_name(so ? so : o.name);
@@ -195,7 +195,7 @@ static void flags_str(int flags, char *out, size_t cap)
 void cg_ev_caller(struct cg_ev *e, const void *caller)
 {
     struct cg_obj o;
-    if (caller && cg_elf_find_obj(caller, &o)) {
+    if (caller && cg_objsnap_find_obj(caller, &o)) {
         cg_ev_str(e, "caller", o.name[0] ? o.name : "(main program)");
         cg_ev_hex(e, "caller_offset", (uintptr_t)caller - o.base);
     } else {
@@ -300,7 +300,7 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     /* Versions first (they may answer from the library itself), then the event. */
     const char *driver_log = NULL;
     if (may_call) {
-        cg_versions_on_load(o, l->soname, l->family);
+        cg_versions_on_load(o, l);
         driver_log = l->family == CG_FAM_DRV && driver_loaded ? driver_loaded(o) : NULL;
     }
     char b[4096];
@@ -333,12 +333,9 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     struct cg_obj asker;
     if (l->family != CG_FAM_OTHER || cg_starts_with(l->soname, "libcublas"))
         cg_search_shadowed(&e, l->path, l->soname,
-                           needed ? &nc.obj : scan_caller && cg_elf_find_obj(scan_caller, &asker) ? &asker : NULL);
+                           needed ? &nc.obj : scan_caller && cg_objsnap_find_obj(scan_caller, &asker) ? &asker : NULL);
     cg_ev_end(&e);
 }
-
-/* versions.c fills the version fields of the entry being recorded */
-struct cg_lib *cg_libs_current(void) { return nlibs ? &libs[nlibs - 1] : NULL; }
 
 /* Which objects a scan may call into (their version functions, the driver's
  * log registration).  An object shows in the loader's list as soon as it is
@@ -622,7 +619,7 @@ void cg_libs_unresolved_events(void)
         cg_ev_close(&e, ']');
         /* the caller may be gone; list the search order without its RUNPATH then */
         struct cg_obj o;
-        cg_search_candidates(&e, p->last_name, cg_elf_find_obj(p->last_caller, &o) ? p->last_caller : NULL);
+        cg_search_candidates(&e, p->last_name, cg_objsnap_find_obj(p->last_caller, &o) ? p->last_caller : NULL);
         cg_ev_end(&e);
         p->listed = true;
     }
@@ -687,8 +684,8 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_str(&e, "fn", name);
     cg_ev_str(&e, "route", route);
     cg_ev_str(&e, "reason", "a second copy of the library: its functions are passed through unwrapped");
-    cg_ev_str(&e, "this_copy", cg_elf_find_obj(real, &a) ? a.name : NULL);
-    cg_ev_str(&e, "wrapped_copy", cg_elf_find_obj(first, &b2) ? b2.name : NULL);
+    cg_ev_str(&e, "this_copy", cg_objsnap_find_obj(real, &a) ? a.name : NULL);
+    cg_ev_str(&e, "wrapped_copy", cg_objsnap_find_obj(first, &b2) ? b2.name : NULL);
     cg_ev_end(&e);
 }
 

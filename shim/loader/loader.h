@@ -45,7 +45,6 @@ struct cg_obj {
     const void *phdr;
     int phnum;
 };
-bool cg_elf_find_obj(const void *addr, struct cg_obj *out);
 /* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
 int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 /* Calls fn for every loaded object; stops when fn returns non-zero. */
@@ -67,9 +66,11 @@ uintptr_t cg_elf_ret_gadget(const struct cg_obj *o);
 /* ---- loader/objsnap.c: a copy of the link map that signal handlers can read */
 void cg_objsnap_refresh(void); /* at start and after dlopen/dlclose; never in a handler */
 void cg_objsnap_after_fork(void);
-bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base); /* async-signal-safe */
-/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
-int cg_objsnap_lookup(const void *addr, struct cg_obj *out);
+/* The loaded object holding addr (inside one of its PT_LOAD segments): from
+ * the copy, else from the loader (gated against fork); false: none. */
+bool cg_objsnap_find_obj(const void *addr, struct cg_obj *out);
+/* async-signal-safe: addr's object's path (from the copy) and load address */
+bool cg_objsnap_name_at(uintptr_t addr, char *name, size_t cap, uintptr_t *base);
 bool cg_objsnap_has_dyn(const void *dyn); /* is the object with this PT_DYNAMIC in the copy? */
 uint64_t cg_objsnap_generation(void);     /* changes whenever the copy is refreshed */
 
@@ -140,7 +141,6 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
 
 /* Visit every library still mapped, under the table's lock. */
 void cg_libs_each(void (*fn)(struct cg_lib *l, void *arg), void *arg);
-struct cg_lib *cg_libs_current(void); /* the last one recorded (versions.c, while recording it), NULL: none */
 int cg_libs_unresolved_failures(void);
 /* The last written, still unresolved load failure of a library (stem
  * "libcuda.so"): the seq of its dlopen event and its error text. */
@@ -176,7 +176,9 @@ const char *cg_lib_name_version(const char *file);
 bool cg_nvidia_module_version(const char *text, char *out, size_t cap);
 
 /* ---- loader/versions.c: versions of the loaded libraries (facts; no verdicts) */
-void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family);
+/* Fills l's version fields (version, built_for, version_source) from the
+ * object o it is being recorded for (libs.c hands it its entry). */
+void cg_versions_on_load(const struct cg_obj *o, struct cg_lib *l);
 int cg_versions_cudnn(void); /* cudnnGetVersion as first read, 0 if unknown */
 
 /* ---- loader/crash.c: a `crash` event on SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT, then the signal handed on */
