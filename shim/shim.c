@@ -568,7 +568,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_codeload_exit(&e);
     if (cg_cfg.fallback) {
         cg_ev_u64(&e, "fallbacks", cg_fallback_count());
-        cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
+        cg_ev_u64(&e, "fallback_reserve_reports", cg_fallback_reserve_reports());
     }
     cg_ev_end(&e);
     if (cg_cfg.quiet || cg_trace_refused() || !cg.path[0])

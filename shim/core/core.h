@@ -125,7 +125,7 @@ void cg_trace_open_lazily(void (*open_fn)(void));
 bool cg_trace_lazy_pending(void);
 void cg_trace_write(const char *line, size_t len);
 uint64_t cg_now_ns(void);
-extern _Atomic uint64_t cg_events_written, cg_events_dropped;
+extern _Atomic uint64_t cg_events_dropped;
 /* seq + 1 of the last event that reported a failure (a name ending in
  * "_failed", a top-level "ok": false or non-zero "status"); 0: none */
 extern _Atomic uint64_t cg_last_failure_seq;
@@ -167,7 +167,6 @@ static inline bool cg_streq(const char *a, const char *b)
 void cg_fork_gate_init(void); /* first of the shim's atfork handlers */
 void cg_fork_gate_enter(void);
 void cg_fork_gate_leave(void);
-unsigned cg_fork_gate_gave_up(void);
 
 /* ---- core/lazytab.c: the large tables, made when first needed (an anonymous
  * mapping each, published by one compare-and-swap, never freed).  A table is

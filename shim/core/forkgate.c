@@ -99,4 +99,3 @@ void cg_fork_gate_init(void)
         cg_atfork(prepare, parent, child);
 }
 
-unsigned cg_fork_gate_gave_up(void) { return atomic_load(&gave_up); }

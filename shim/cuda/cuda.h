@@ -49,8 +49,6 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders);
 void cg_ev_gpu_devices(struct cg_ev *e, const struct cg_gpu_state *s);
 /* holders:[{pid,name,bytes,self?}], nvml, nvml_device */
 void cg_ev_gpu_holders(struct cg_ev *e, const struct cg_gpu_state *s);
-/* The holder that is not this process and holds the most, NULL if none. */
-const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s);
 
 /* The GPUs NVML lists (index, UUID, MIG instances' UUIDs), to check
  * CUDA_VISIBLE_DEVICES against; collected before the event is begun. */

@@ -467,15 +467,6 @@ void cg_ev_gpu_holders(struct cg_ev *e, const struct cg_gpu_state *s)
         cg_ev_str(e, "nvml_device", s->nvml_device);
 }
 
-const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s)
-{
-    unsigned self = (unsigned)getpid();
-    for (int i = 0; i < s->nholders; i++) /* sorted, largest first */
-        if (s->holders[i].pid != self && s->holders[i].bytes != NVML_VALUE_NOT_AVAILABLE && s->holders[i].bytes)
-            return &s->holders[i];
-    return NULL;
-}
-
 /* ---- the GPUs NVML lists, for a CUDA_VISIBLE_DEVICES that names none of
  * them.  NVML numbers them in PCI order, as CUDA does by default
  * (CUDA_DEVICE_ORDER=FASTEST_FIRST may differ: the CLI says so).  Failure

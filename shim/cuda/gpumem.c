@@ -457,7 +457,7 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_ev_end(&e);
         /* CONVGUARD_RESERVE_MB: cuDNN's own allocation failed all the same */
         if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && oom && cg_caller_family(caller) == CG_FAM_CUDNN)
-            cg_fb_reserve_exhausted(cg_hooks[hook].name, bytes, status, status_name(hook, status));
+            cg_fallback_reserve_exhausted(cg_hooks[hook].name, bytes, status, status_name(hook, status));
     } else {
         atomic_fetch_add_explicit(&failures_unwritten, 1, memory_order_relaxed);
     }
@@ -626,7 +626,7 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
     if (CG_UNLIKELY(r != cudaSuccess))
         other_failed(CG_H_cudaMemGetInfo, r, false);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0))
-        cg_fb_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
+        cg_fallback_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
     return r;
 }
 
@@ -695,6 +695,6 @@ CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, CG_CALLER, size_t *free
     if (CG_UNLIKELY(r != CUDA_SUCCESS))
         other_failed(CG_H_cuMemGetInfo_v2, r, rt.depth != 0);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0) && !rt.depth) /* inside cudaMemGetInfo: reduced there, once */
-        cg_fb_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
+        cg_fallback_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
     return r;
 }

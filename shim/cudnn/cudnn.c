@@ -129,7 +129,7 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && create_short_of_memory(slot, r, &st, failures_before)) {
         struct cg_alloc_failure af;
         bool during = cg_gpumem_failures() > failures_before && cg_gpumem_last_failure(&af);
-        cg_fb_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
+        cg_fallback_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
     }
     errno = saved;
     return r;

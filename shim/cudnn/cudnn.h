@@ -69,9 +69,6 @@ const char *cg_cudnn_math_name(int math);
  * cudnn_graph.c) on their rare paths, each a no-op unless enabled.  slot:
  * CG_SLOT_CUDNN9/8; real: the wrapped function; op: enum cg_conv_op.
  * Descriptor arguments in the order of the op's own prototype. */
-/* the limit now: CONVGUARD_WORKSPACE_LIMIT_MB, else free memory minus the
- * margin; *source names which (NULL, and SIZE_MAX returned: neither known) */
-size_t cg_fallback_limit_now(const char **source);
 void cg_fb_v7(int hook, int slot, const void *real, cudnnHandle_t h, void *a1, void *a2,
               cudnnConvolutionDescriptor_t conv, void *a3, int requested, int *returned,
               cudnnConvolutionFwdAlgoPerf_t *perf);

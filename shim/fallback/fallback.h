@@ -58,16 +58,13 @@ struct cg_fallback_ev {
     const char *outcome_name; /* the status's name, NULL when 0 */
 };
 void cg_fallback_write(const struct cg_fallback_ev *f);
-/* the short form (no algorithms, no limit) */
-void cg_fallback_event(const char *action, const char *fn, unsigned long long asked, unsigned long long given,
-                       const char *why, long long outcome);
 uint64_t cg_fallback_count(void); /* fallback events written: the exit event's `fallbacks` */
 
 /* ---- gpumem.c / cudnn.c: CONVGUARD_RESERVE_MB */
 /* a memory query's free and total bytes (total may be NULL), under-reported
  * by the reserve (writes the first reserve_headroom event; later ones are counted) */
-void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes);
-uint64_t cg_fb_reserve_reports(void);
+void cg_fallback_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes);
+uint64_t cg_fallback_reserve_reports(void);
 /* a cuDNN handle or a cuDNN allocation failed for memory although the reserve was kept */
-void cg_fb_reserve_exhausted(const char *fn, unsigned long long bytes, long long status, const char *status_name);
+void cg_fallback_reserve_exhausted(const char *fn, unsigned long long bytes, long long status, const char *status_name);
 #endif

@@ -12,7 +12,7 @@
  * The program's view is unchanged: same status, same out-parameters; the
  * shim only reads what the call wrote.  cuDNN's reason, which the shim reads
  * on failures and which reading clears, goes back to the program through the
- * resource layer's cudnnGetLastErrorString hook (cudnn_desc.c). */
+ * cudnn layer's cudnnGetLastErrorString hook (cudnn/cudnn_desc.c). */
 #include <string.h>
 
 #include "graph/graph.h"

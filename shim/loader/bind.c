@@ -126,7 +126,7 @@ static void *def_in(const struct cg_obj *o, const struct want *w)
  * is taken: dlsym takes the loader's lock, which a thread inside dlopen holds
  * while a constructor of the library being loaded may be calling cuInit and
  * waiting here.  dlsym resets the thread's dlerror() state: an unread error
- * of the program's is kept for its next dlerror() (loader.c), and our misses
+ * of the program's is kept for its next dlerror() (dl.c), and our misses
  * leave nothing behind. */
 struct global {
     void *a, *v;

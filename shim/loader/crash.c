@@ -250,7 +250,7 @@ static const char *next_action(int i)
 static uintptr_t frames[MAX_FRAMES];
 
 /* ---- the library being loaded on this thread (set around dlopen by
- * loader.c), so that a crash inside the dynamic loader - SIGBUS while it
+ * routes.c), so that a crash inside the dynamic loader - SIGBUS while it
  * maps a truncated file, a fault in a constructor - names what was being
  * loaded and the file it resolved to, not just ld-linux. */
 static __thread const char *loading_name;

@@ -38,6 +38,17 @@ static void fill(const struct dl_phdr_info *info, struct cg_obj *o)
     }
 }
 
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
+static int gated_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
+        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
+    cg_fork_gate_enter();
+    int r = real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+    cg_fork_gate_leave();
+    return r;
+}
+
 struct each_ctx {
     int (*fn)(const struct cg_obj *, void *);
     void *arg;
@@ -55,18 +66,9 @@ static int each_cb(struct dl_phdr_info *info, size_t size, void *p)
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg)
 {
     struct each_ctx c = {fn, arg};
-    return cg_dl_iterate_phdr(each_cb, &c);
+    return gated_iterate_phdr(each_cb, &c);
 }
 
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
-{
-    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
-        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
-    cg_fork_gate_enter();
-    int r = real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
-    cg_fork_gate_leave();
-    return r;
-}
 
 /* glibc relocates most d_ptr entries of the in-memory dynamic section on
  * x86-64; the vDSO's and some other loaders' are left relative. */

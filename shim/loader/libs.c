@@ -133,7 +133,7 @@ static const char *const prefixes[] = {
     "libcudnn", "libcudart", "libcuda.so", "libcublas", "libnvrtc", "libnvidia-ml", "libnvJitLink",
 };
 
-int cg_lib_family_of_name(const char *path)
+static int family_of_name(const char *path)
 {
     const char *b = cg_basename(path);
     if (cg_starts_with(b, "libcudnn"))
@@ -157,7 +157,7 @@ int cg_lib_family_of_name(const char *path)
     return -1;
 }
 
-bool cg_lib_is_traced_name(const char *path) { return cg_lib_family_of_name(path) >= 0; }
+bool cg_lib_is_traced_name(const char *path) { return family_of_name(path) >= 0; }
 
 int cg_caller_family(const void *caller)
 {
@@ -165,7 +165,7 @@ int cg_caller_family(const void *caller)
     if (!caller || !cg_objsnap_find_obj(caller, &o))
         return -1;
     const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
-    return cg_lib_family_of_name(so ? so : o.name);
+    return family_of_name(so ? so : o.name);
 }
 
 static const char *family_name(int f)
@@ -285,9 +285,9 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     l->end = o->end;
     cg_strlcpy(l->path, o->name, sizeof l->path);
     cg_strlcpy(l->soname, so ? so : cg_basename(o->name), sizeof l->soname);
-    l->family = cg_lib_family_of_name(l->soname);
+    l->family = family_of_name(l->soname);
     if (l->family < 0)
-        l->family = cg_lib_family_of_name(o->name);
+        l->family = family_of_name(o->name);
     l->version = -1;
     l->built_for = -1;
     struct stat st;

@@ -45,8 +45,6 @@ struct cg_obj {
     const void *phdr;
     int phnum;
 };
-/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 /* Calls fn for every loaded object; stops when fn returns non-zero. */
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg);
 const char *cg_elf_soname(const struct cg_obj *o);
@@ -148,7 +146,6 @@ bool cg_libs_load_failure(const char *stem, uint64_t *seq, char *err, size_t cap
 void cg_libs_unresolved_events(void); /* at exit: candidates of loads that never succeeded */
 uint64_t cg_libs_repeats(void);
 
-int cg_lib_family_of_name(const char *path); /* -1: not a traced library */
 bool cg_lib_is_traced_name(const char *path);
 /* Is this caller one of the traced CUDA-family libraries? family or -1 */
 int cg_caller_family(const void *caller);
