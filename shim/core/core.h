@@ -8,6 +8,8 @@
 
 #include "cg.h"
 
+struct cg_ev; /* trace.c's, below */
+
 /* ---- core/hooks.c: the hook table's state */
 struct cg_hook_info {
     const char *name;
@@ -44,6 +46,9 @@ enum cg_fail { CG_FAIL_REPORTED, CG_FAIL_QUIET };
 #define CG_NO_HOOK (-1) /* a failure no hook saw (the driver's own log): the exit line's count alone */
 void cg_failed(int hook, enum cg_fail how);
 void cg_failed_call(int hook, long long status); /* cg_failed, REPORTED, and a plain call_failed event */
+/* The start of every event about one call of a hooked function (a failure,
+ * a handle, a lookup): cg_ev_begin(name), then "fn": the hook's name. */
+void cg_ev_begin_call(struct cg_ev *e, char *storage, size_t cap, const char *name, int hook);
 uint64_t cg_failures(void);                      /* the exit line's failures */
 void cg_failures_reset(void);                    /* a forked child starts at 0 */
 
@@ -104,6 +109,8 @@ void cg_ev_hex(struct cg_ev *e, const char *key, unsigned long long v);
 void cg_ev_raw(struct cg_ev *e, const char *key, const char *json); /* pre-formatted JSON value */
 void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ or "key":{ (key NULL in arrays) */
 void cg_ev_close(struct cg_ev *e, char bracket);
+/* "status" and its "status_name" (the caller's lookup: the numbering is the library's; NULL -> null) */
+void cg_ev_status(struct cg_ev *e, long long status, const char *status_name);
 /* "12.345678": dt_ns as the trace's seconds with microseconds; returns the length (out: 32 bytes) */
 size_t cg_fmt_t(char *out, uint64_t dt_ns);
 void cg_ev_end(struct cg_ev *e); /* writes the line */

@@ -315,6 +315,12 @@ void cg_ev_close(struct cg_ev *e, char bracket)
     e->buf[e->len++] = bracket;
 }
 
+void cg_ev_status(struct cg_ev *e, long long status, const char *status_name)
+{
+    cg_ev_i64(e, "status", status);
+    cg_ev_str(e, "status_name", status_name);
+}
+
 static void write_capped_event(void);
 
 /* The line's end: after an overflow cut back to a complete member and

@@ -36,10 +36,8 @@ static void code_load_failed(int hook, CUresult r, const void *caller, const cha
     cg_code_describe(image && readable_after(r) ? image : NULL, &d);
     char b[CG_EV_BUF];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "code_load_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cu_result_name(r));
+    cg_ev_begin_call(&e, b, sizeof b, "code_load_failed", hook);
+    cg_ev_status(&e, r, cg_cu_result_name(r));
     if (file)
         cg_ev_str(&e, "file", file);
     cg_ev_caller(&e, caller);

@@ -430,13 +430,11 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_gpu_state_now(&st, oom); /* before the event: it may write a `lib` event (NVML) */
         char b[CG_EV_BUF];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "alloc_failed");
+        cg_ev_begin_call(&e, b, sizeof b, "alloc_failed", hook);
         seq = e.seq;
-        cg_ev_str(&e, "fn", cg_hooks[hook].name);
         cg_ev_str(&e, "route", route_of(hook, caller));
         cg_ev_u64(&e, "bytes", bytes);
-        cg_ev_i64(&e, "status", status);
-        cg_ev_str(&e, "status_name", status_name(hook, status));
+        cg_ev_status(&e, status, status_name(hook, status));
         if (probe)
             cg_ev_bool(&e, "capability_probe", true);
         if (inner) {

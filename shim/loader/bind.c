@@ -384,8 +384,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
     if (atomic_load(&cg.traced)) {
         char b[2048];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "call_unbound");
-        cg_ev_str(&e, "fn", cg_hooks[hook].name);
+        cg_ev_begin_call(&e, b, sizeof b, "call_unbound", hook);
         cg_ev_str(&e, "version", ver);
         cg_ev_caller(&e, caller);
         cg_ev_bool(&e, "weak", weak);
