@@ -24,7 +24,7 @@ PYTHON        ?= $(PYTOOLS)/bin/python
 WHEEL_VENV    := $(BUILD)/wheel-venv
 ZIG_OF_PYTHON := -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))'
 # clang warns that a nonnull parameter tested for NULL is always true; the
-# shim tests them anyway (after LAUNDER, loader.c): callers do pass NULL.
+# shim tests them anyway (after LAUNDER, routes.c): callers do pass NULL.
 # -fomit-frame-pointer: as gcc -O2 (zig's clang keeps frame pointers): 11 of
 # the 65 instructions the shim adds to a BackendCreate+Destroy, 4 of 33 to an
 # Execute (bench/run.sh, callgrind).

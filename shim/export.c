@@ -11,7 +11,7 @@
  * bind to the real one, and an unversioned dlsym(RTLD_DEFAULT, "cudnnCreate")
  * never sees us at all, as if the shim were not there.  libcuda.so.1 has no
  * symbol versions, so the driver's names are exported plainly. */
-#include "cg.h"
+#include "loader/loader.h"
 
 
 /* A handed-out entry whose library has gone (unloaded under the program's

@@ -20,9 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "cuda/gpuinfo.h"
-#include "loader/libs.h"
+#include "cuda/cuda.h"
 
 /* <dlfcn.h> declares these arguments nonnull; programs still pass NULL, and
  * the compiler must not drop our checks on that promise. */
@@ -259,7 +257,7 @@ static bool in_self(const void *p)
 {
     static char anchor;
     struct cg_obj self;
-    return cg_elf_find_obj(&anchor, &self) && (uintptr_t)p >= self.start && (uintptr_t)p < self.end;
+    return cg_objsnap_find_obj(&anchor, &self) && (uintptr_t)p >= self.start && (uintptr_t)p < self.end;
 }
 
 /* What glibc would have said for a failed RTLD_DEFAULT/RTLD_NEXT lookup:
@@ -268,7 +266,7 @@ static void undefined_symbol_error(const void *caller, const char *name, const c
 {
     extern char *program_invocation_name;
     struct cg_obj o;
-    const char *who = (cg_elf_find_obj(caller, &o) && o.name[0]) ? o.name : program_invocation_name;
+    const char *who = (cg_objsnap_find_obj(caller, &o) && o.name[0]) ? o.name : program_invocation_name;
     char msg[1024];
     size_t n = cg_strlcpy(msg, who, sizeof msg);
     n = cg_append(msg, sizeof msg, n, ": undefined symbol: ");
@@ -288,7 +286,7 @@ static void *wrap(const char *name, void *real, const void *caller, const char *
     if (h < 0 || (int)cg_hooks[h].family == cg_caller_family(caller))
         return real;
     struct cg_obj o;
-    if (!cg_elf_find_obj(real, &o) || !o.dyn)
+    if (!cg_objsnap_find_obj(real, &o) || !o.dyn)
         return real;
     int s = slot_of_soname(cg_elf_soname(&o));
     if (s < 0 || cg_slots[s].family != cg_hooks[h].family || !cg_lazytab_for(h))

@@ -23,11 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "cuda/codeimage.h"
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
-#include "loader/libs.h"
+#include "graph/graph.h"
 
 extern char **environ;
 static void sanitize(char *s)
@@ -300,7 +296,7 @@ static bool is_forked_child;
  * comes first (exit() runs the destructors, then an atexit handler or a
  * later destructor may call _exit; _exit runs no destructor). */
 static atomic_bool exit_written;
-static void (*real_exit)(int); /* what _exit reaches without the shim (cg_shim_init) */
+static void (*real_exit)(int); /* what _exit reaches without the shim (shim_init) */
 
 static void lazy_open(void)
 {
@@ -392,9 +388,10 @@ static void after_fork_child(void)
 
 static atomic_bool inited;
 
-__attribute__((constructor)) static void cg_ctor(void) { cg_shim_init(); }
+static void shim_init(void);
+__attribute__((constructor)) static void cg_ctor(void) { shim_init(); }
 
-void cg_shim_init(void)
+static void shim_init(void)
 {
     if (atomic_exchange(&inited, true))
         return;
@@ -571,7 +568,7 @@ __attribute__((destructor)) static void cg_dtor(void)
     cg_codeload_exit(&e);
     if (cg_cfg.fallback) {
         cg_ev_u64(&e, "fallbacks", cg_fallback_count());
-        cg_ev_u64(&e, "fallback_reserve_reports", cg_fb_reserve_reports());
+        cg_ev_u64(&e, "fallback_reserve_reports", cg_fallback_reserve_reports());
     }
     cg_ev_end(&e);
     if (cg_cfg.quiet || cg_trace_refused() || !cg.path[0])

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 extern char **environ;
 

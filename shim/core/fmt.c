@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 size_t cg_strlcpy(char *dst, const char *src, size_t cap)
 {

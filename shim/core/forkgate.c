@@ -27,7 +27,7 @@
 #include <sched.h>
 #include <time.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 static _Atomic int users;          /* threads inside a gated call */
 static _Atomic bool fork_pending;  /* a fork() is between prepare and parent/child */
@@ -99,4 +99,3 @@ void cg_fork_gate_init(void)
         cg_atfork(prepare, parent, child);
 }
 
-unsigned cg_fork_gate_gave_up(void) { return atomic_load(&gave_up); }

@@ -6,7 +6,7 @@
  * cg_failed() (or cg_failed_call(), which also writes the plain event). */
 #include <errno.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 const struct cg_slot_info cg_slots[CG_NSLOTS] = {
     [CG_SLOT_CUDNN9] = {"libcudnn.so.9", "libcudnn.so.9", CG_FAM_CUDNN},
@@ -42,14 +42,19 @@ uint64_t cg_failures(void) { return atomic_load(&failures); }
 
 void cg_failures_reset(void) { atomic_store(&failures, 0); }
 
+void cg_ev_begin_call(struct cg_ev *e, char *storage, size_t cap, const char *name, int hook)
+{
+    cg_ev_begin(e, storage, cap, name);
+    cg_ev_str(e, "fn", cg_hooks[hook].name);
+}
+
 void cg_failed_call(int hook, long long status)
 {
     int saved = errno;
     char b[1024];
     struct cg_ev e;
     cg_failed(hook, CG_FAIL_REPORTED);
-    cg_ev_begin(&e, b, sizeof b, "call_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_begin_call(&e, b, sizeof b, "call_failed", hook);
     cg_ev_i64(&e, "status", status);
     cg_ev_end(&e);
     errno = saved;

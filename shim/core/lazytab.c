@@ -22,7 +22,7 @@
  * once: nothing is wrapped any more and every call forwards untouched. */
 #include <sys/mman.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 extern struct cg_lazytab *const __start_cg_lazytabs[] __attribute__((weak, visibility("hidden")));
 extern struct cg_lazytab *const __stop_cg_lazytabs[] __attribute__((weak, visibility("hidden")));

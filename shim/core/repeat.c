@@ -26,7 +26,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 #define SLOTS 32
 #define WAYS 4

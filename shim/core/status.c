@@ -1,7 +1,7 @@
 /* status.c - the names of CUDA driver, CUDA runtime and cuDNN status codes,
  * from the one table status.def (the CLI compiles the same table).  Looked up
  * on failure paths only. */
-#include "cuda/gpuinfo.h"
+#include "core/core.h"
 
 enum lib { CU, RT, DNN9, DNN8 };
 static const struct {

@@ -19,10 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 #include "core/safedir.h"
 
-_Atomic uint64_t cg_events_written, cg_events_dropped;
+_Atomic uint64_t cg_events_dropped;
+static _Atomic uint64_t events_written;
 _Atomic uint64_t cg_last_failure_seq; /* seq + 1 of the last failure event, 0: none yet */
 void (*cg_ev_on_failure)(struct cg_ev *e);
 static _Atomic uint64_t seq;
@@ -58,7 +59,7 @@ void cg_trace_after_fork(void)
     atomic_store(&bytes_written, 0);
     atomic_store(&broken, false);
     atomic_store(&capped, false);
-    atomic_store(&cg_events_written, 0);
+    atomic_store(&events_written, 0);
     atomic_store(&cg_events_dropped, 0);
     atomic_store(&cg_last_failure_seq, 0);
     atomic_store(&gap_pending, GAP_NONE);
@@ -314,6 +315,12 @@ void cg_ev_close(struct cg_ev *e, char bracket)
     e->buf[e->len++] = bracket;
 }
 
+void cg_ev_status(struct cg_ev *e, long long status, const char *status_name)
+{
+    cg_ev_i64(e, "status", status);
+    cg_ev_str(e, "status_name", status_name);
+}
+
 static void write_capped_event(void);
 
 /* The line's end: after an overflow cut back to a complete member and
@@ -412,7 +419,7 @@ static void write_line(int fd, const char *line, size_t len)
         r = write(fd, line, len);
     while (r < 0 && errno == EINTR);
     if (r == (ssize_t)len) {
-        atomic_fetch_add_explicit(&cg_events_written, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&events_written, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&bytes_written, (uint64_t)len, memory_order_relaxed);
         return;
     }

@@ -22,7 +22,7 @@
  *  - PTX text: ".version X.Y" and ".target sm_XY" near its start. */
 #include <string.h>
 
-#include "cuda/codeimage.h"
+#include "cuda/cuda.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_WRAPPER_MAGIC 0x466243B1u

@@ -19,9 +19,7 @@
  * per binary), so this is not on a hot path. */
 #include <errno.h>
 
-#include "cg.h"
-#include "cuda/codeimage.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 /* Images with a bad pointer or garbage in them come back INVALID_VALUE or
  * INVALID_IMAGE: their headers are not read after such an answer. */
@@ -38,10 +36,8 @@ static void code_load_failed(int hook, CUresult r, const void *caller, const cha
     cg_code_describe(image && readable_after(r) ? image : NULL, &d);
     char b[CG_EV_BUF];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "code_load_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cu_result_name(r));
+    cg_ev_begin_call(&e, b, sizeof b, "code_load_failed", hook);
+    cg_ev_status(&e, r, cg_cu_result_name(r));
     if (file)
         cg_ev_str(&e, "file", file);
     cg_ev_caller(&e, caller);
@@ -78,7 +74,7 @@ static bool drv_fns_of(const void *real, struct drv_fns *out)
         return true;
     }
     struct cg_obj o;
-    if (!cg_elf_find_obj(real, &o))
+    if (!cg_objsnap_find_obj(real, &o))
         return false;
     out->start = o.start;
     out->end = o.end;
@@ -150,7 +146,7 @@ static void code_loaded(int hook, const void *caller, const void *image, const v
             struct no_fit *f = &no_fit[k];
             struct cg_obj o;
             f->hook = hook, f->cc_major = ma, f->cc_minor = mi, f->d = d;
-            cg_strlcpy(f->caller, caller && cg_elf_find_obj(caller, &o) ? (o.name[0] ? o.name : "(main program)") : "",
+            cg_strlcpy(f->caller, caller && cg_objsnap_find_obj(caller, &o) ? (o.name[0] ? o.name : "(main program)") : "",
                        sizeof f->caller);
             atomic_store_explicit(&f->ready, 1, memory_order_release);
         }

@@ -10,8 +10,7 @@
  * written; success costs a counter and a forward. */
 #include <errno.h>
 
-#include "cg.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 static void context_failed(int hook, CUresult r, int dev)
 {
@@ -28,10 +27,8 @@ static void context_failed(int hook, CUresult r, int dev)
         cg_gpu_list_now(&l); /* before the event: it may load NVML (a `lib` event) */
     char b[CG_EV_BUF];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "context_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cu_result_name(r));
+    cg_ev_begin_call(&e, b, sizeof b, "context_failed", hook);
+    cg_ev_status(&e, r, cg_cu_result_name(r));
     if (dev >= 0)
         cg_ev_i64(&e, "device", dev);
     cg_ev_gpu_mem(&e, "mem", &s.mem);

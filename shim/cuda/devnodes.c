@@ -25,7 +25,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 #define DEV_DIR "/dev"
 #define MAX_NODES 40

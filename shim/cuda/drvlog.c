@@ -28,9 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "cuda/codeimage.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 #define MAX_EVENTS 256   /* driver_log events written per process */
 #define MAX_SAME 8       /* of one message text */

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 #ifndef CUDA_ERROR_DEINITIALIZED
 #define CUDA_ERROR_DEINITIALIZED 4
@@ -160,7 +160,7 @@ static void nvml_load_locked(void)
     cg_objsnap_refresh();
     cg_libs_scan_opened("(convguard: NVML, for a failure report)", ((struct link_map *)h)->l_ld);
     struct cg_obj o;
-    if (!cg_elf_find_obj(((struct link_map *)h)->l_ld, &o)) {
+    if (!cg_objsnap_find_obj(((struct link_map *)h)->l_ld, &o)) {
         nvml_fail("libnvidia-ml.so.1 loaded but not found in the link map", NULL);
         return;
     }
@@ -465,15 +465,6 @@ void cg_ev_gpu_holders(struct cg_ev *e, const struct cg_gpu_state *s)
     cg_ev_str(e, "nvml", s->nvml[0] ? s->nvml : "not asked");
     if (s->nvml_device[0])
         cg_ev_str(e, "nvml_device", s->nvml_device);
-}
-
-const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s)
-{
-    unsigned self = (unsigned)getpid();
-    for (int i = 0; i < s->nholders; i++) /* sorted, largest first */
-        if (s->holders[i].pid != self && s->holders[i].bytes != NVML_VALUE_NOT_AVAILABLE && s->holders[i].bytes)
-            return &s->holders[i];
-    return NULL;
 }
 
 /* ---- the GPUs NVML lists, for a CUDA_VISIBLE_DEVICES that names none of

@@ -18,8 +18,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
+#include "cuda/cuda.h"
 
 /* ---- counters */
 /* Every instruction on an allocation's path is paid on every call, so the
@@ -319,7 +318,7 @@ void cg_gpumem_route_note(int hook, const void *caller, enum cg_route route)
         return;
     int saved = errno;
     struct cg_obj o;
-    uintptr_t base = caller && cg_elf_find_obj(caller, &o) ? o.base : 0;
+    uintptr_t base = caller && cg_objsnap_find_obj(caller, &o) ? o.base : 0;
     pthread_mutex_lock(&notes_lock);
     int n = atomic_load_explicit(&nnotes, memory_order_relaxed);
     bool dup = false;
@@ -344,7 +343,7 @@ static const char *const route_names[] = {"plt", "dlsym", "entry_point"};
 static const char *route_of(int hook, const void *caller)
 {
     struct cg_obj o;
-    bool have = caller && cg_elf_find_obj(caller, &o);
+    bool have = caller && cg_objsnap_find_obj(caller, &o);
     if (have && o.dyn && cg_elf_imports(&o, cg_hooks[hook].name))
         return "plt";
     int n = atomic_load_explicit(&nnotes, memory_order_acquire), only = -1, mine = 0;
@@ -431,13 +430,11 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_gpu_state_now(&st, oom); /* before the event: it may write a `lib` event (NVML) */
         char b[CG_EV_BUF];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "alloc_failed");
+        cg_ev_begin_call(&e, b, sizeof b, "alloc_failed", hook);
         seq = e.seq;
-        cg_ev_str(&e, "fn", cg_hooks[hook].name);
         cg_ev_str(&e, "route", route_of(hook, caller));
         cg_ev_u64(&e, "bytes", bytes);
-        cg_ev_i64(&e, "status", status);
-        cg_ev_str(&e, "status_name", status_name(hook, status));
+        cg_ev_status(&e, status, status_name(hook, status));
         if (probe)
             cg_ev_bool(&e, "capability_probe", true);
         if (inner) {
@@ -458,7 +455,7 @@ static void alloc_failed(int hook, const void *caller, size_t bytes, int status,
         cg_ev_end(&e);
         /* CONVGUARD_RESERVE_MB: cuDNN's own allocation failed all the same */
         if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && oom && cg_caller_family(caller) == CG_FAM_CUDNN)
-            cg_fb_reserve_exhausted(cg_hooks[hook].name, bytes, status, status_name(hook, status));
+            cg_fallback_reserve_exhausted(cg_hooks[hook].name, bytes, status, status_name(hook, status));
     } else {
         atomic_fetch_add_explicit(&failures_unwritten, 1, memory_order_relaxed);
     }
@@ -627,7 +624,7 @@ cudaError_t cg_w_cudaMemGetInfo(cg_t_cudaMemGetInfo real, CG_CALLER, size_t *fre
     if (CG_UNLIKELY(r != cudaSuccess))
         other_failed(CG_H_cudaMemGetInfo, r, false);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0))
-        cg_fb_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
+        cg_fallback_reserve_report("cudaMemGetInfo", free_bytes, total_bytes); /* only with CONVGUARD_FALLBACK=1 */
     return r;
 }
 
@@ -696,6 +693,6 @@ CUresult cg_w_cuMemGetInfo_v2(cg_t_cuMemGetInfo_v2 real, CG_CALLER, size_t *free
     if (CG_UNLIKELY(r != CUDA_SUCCESS))
         other_failed(CG_H_cuMemGetInfo_v2, r, rt.depth != 0);
     else if (CG_UNLIKELY(cg_cfg.reserve_mb > 0) && !rt.depth) /* inside cudaMemGetInfo: reduced there, once */
-        cg_fb_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
+        cg_fallback_reserve_report("cuMemGetInfo_v2", free_bytes, total_bytes);
     return r;
 }

@@ -20,10 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
-#include "loader/libs.h"
+#include "cudnn/cudnn.h"
 #include "thresholds.h"
 
 /* ---- the handle */
@@ -93,10 +90,8 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     char b[CG_EV_BUF];
     struct cg_ev e;
     if (r == CUDNN_STATUS_SUCCESS) {
-        cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
-        cg_ev_str(&e, "fn", "cudnnCreate");
-        cg_ev_i64(&e, "status", r);
-        cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+        cg_ev_begin_call(&e, b, sizeof b, "cudnn_handle", CG_H_cudnnCreate);
+        cg_ev_status(&e, r, cg_cudnn_status_name(slot, r));
         cg_ev_bool(&e, "ok", true);
         cg_ev_end(&e);
         errno = saved;
@@ -109,10 +104,8 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     cg_cudnn_reason_take(&f, reason, sizeof reason);
     struct cg_gpu_state st;
     cg_gpu_state_now(&st, true); /* before the event: loading NVML may write a `lib` event */
-    cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
-    cg_ev_str(&e, "fn", "cudnnCreate");
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_begin_call(&e, b, sizeof b, "cudnn_handle", CG_H_cudnnCreate);
+    cg_ev_status(&e, r, cg_cudnn_status_name(slot, r));
     cg_ev_bool(&e, "ok", false);
     if (f.last_error)
         cg_ev_str(&e, "reason", reason);
@@ -132,7 +125,7 @@ cudnnStatus_t cg_w_cudnnCreate(cg_t_cudnnCreate real, CG_CALLER, cudnnHandle_t *
     if (CG_UNLIKELY(cg_cfg.fallback) && cg_cfg.reserve_mb > 0 && create_short_of_memory(slot, r, &st, failures_before)) {
         struct cg_alloc_failure af;
         bool during = cg_gpumem_failures() > failures_before && cg_gpumem_last_failure(&af);
-        cg_fb_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
+        cg_fallback_reserve_exhausted("cudnnCreate", during ? af.bytes : 0, r, cg_cudnn_status_name(slot, r));
     }
     errno = saved;
     return r;
@@ -147,10 +140,8 @@ cudnnStatus_t cg_w_cudnnDestroy(cg_t_cudnnDestroy real, CG_CALLER, cudnnHandle_t
         cg_failed(CG_H_cudnnDestroy, CG_FAIL_REPORTED);
     char b[1024];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "cudnn_handle");
-    cg_ev_str(&e, "fn", "cudnnDestroy");
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_begin_call(&e, b, sizeof b, "cudnn_handle", CG_H_cudnnDestroy);
+    cg_ev_status(&e, r, cg_cudnn_status_name(slot, r));
     cg_ev_bool(&e, "ok", r == CUDNN_STATUS_SUCCESS);
     cg_ev_end(&e);
     errno = saved;
@@ -336,12 +327,10 @@ static void after_lookup(const struct lookup *l, cudnnStatus_t r)
     }
     char b[CG_EV_BUF];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "conv_algos");
-    cg_ev_str(&e, "fn", cg_hooks[l->hook].name);
+    cg_ev_begin_call(&e, b, sizeof b, "conv_algos", l->hook);
     cg_ev_str(&e, "op", op_names[l->op]);
     cg_ev_str(&e, "api", api_names[l->api]);
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_status(&e, r, cg_cudnn_status_name(slot, r));
     if (failed)
         cg_ev_str(&e, "reason", f.last_error ? reason : NULL);
     cg_ev_str(&e, "signature", signature);
@@ -514,14 +503,12 @@ static void exec_failed(int hook, const void *real, int op, int algo, size_t ws,
     cg_gpu_state_now(&st, false);
     char b[4096];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "conv_exec_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_begin_call(&e, b, sizeof b, "conv_exec_failed", hook);
     cg_ev_str(&e, "op", op_names[op]);
     cg_ev_i64(&e, "algo", algo);
     cg_ev_str(&e, "algo_name", cg_cudnn_algo_name(op, algo));
     cg_ev_u64(&e, "workspace", ws);
-    cg_ev_i64(&e, "status", r);
-    cg_ev_str(&e, "status_name", cg_cudnn_status_name(slot, r));
+    cg_ev_status(&e, r, cg_cudnn_status_name(slot, r));
     cg_ev_str(&e, "reason", f.last_error ? reason : NULL);
     cg_ev_gpu_mem(&e, "mem", &st.mem);
     /* the compute capability: EXECUTION_FAILED on a GPU newer than the build */

@@ -16,8 +16,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "cuda/gpuinfo.h"
+#include "cudnn/cudnn.h"
 
 /* ---- finding functions in the sub-libraries */
 /* Changes whenever an object is added to or removed from the link map: the
@@ -79,7 +78,7 @@ static struct {
 void cg_cudnn_fns(int slot, const void *real, struct cg_cudnn_fns *out)
 {
     struct cg_obj d;
-    bool have = real && cg_elf_find_obj(real, &d);
+    bool have = real && cg_objsnap_find_obj(real, &d);
     const void *base = have ? (const void *)d.base : NULL;
     uint64_t gen = link_generation();
     cg_fork_gate_enter(); /* before the lock: a refill walks the link map (forkgate.c) */

@@ -13,9 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
-#include "cuda/gpuinfo.h"
+#include "cudnn/cudnn.h"
 
 #define MIB (1024ull * 1024ull)
 #define WIDE 16 /* more than any cuDNN op has algorithms (8, 6, 7) */
@@ -29,7 +27,9 @@ typedef cudnnStatus_t (*findex_fn)(cudnnHandle_t, void *, const void *, void *, 
                                    cudnnConvolutionFwdAlgoPerf_t *, void *, size_t);
 static const int algo_count[3] = {8, 6, 7}; /* CUDNN_CONVOLUTION_{FWD,BWD_DATA,BWD_FILTER}_ALGO_COUNT */
 
-size_t cg_fallback_limit_now(const char **source)
+/* the limit now: CONVGUARD_WORKSPACE_LIMIT_MB, else free memory minus the
+ * margin; *source names which (NULL, and SIZE_MAX returned: neither known) */
+static size_t limit_now(const char **source)
 {
     if (cg_cfg.workspace_limit_mb >= 0) {
         *source = "CONVGUARD_WORKSPACE_LIMIT_MB";
@@ -60,7 +60,7 @@ void cg_fb_v7(int hook, int slot, const void *real, cudnnHandle_t h, void *a1, v
         return;
     int saved = errno;
     const char *src;
-    size_t limit = cg_fallback_limit_now(&src);
+    size_t limit = limit_now(&src);
     int n = *returned < requested ? *returned : requested;
     if (limit == SIZE_MAX || n < 1) {
         errno = saved;
@@ -111,7 +111,7 @@ cudnnStatus_t cg_fb_find(int hook, int op, int slot, const void *real, cudnnStat
     char reason[1024];
     cg_cudnn_reason_take(&fns, reason, sizeof reason); /* the program may still read Find's reason */
     const char *src;
-    size_t limit = cg_fallback_limit_now(&src);
+    size_t limit = limit_now(&src);
     cudnnConvolutionFwdAlgoPerf_t wide[WIDE];
     int m = 0;
     memset(wide, 0, sizeof wide);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cg.h"
 #include "fallback/fallback.h"
 
 #define MIB (1024ull * 1024ull)
@@ -117,13 +116,6 @@ void cg_fallback_write(const struct cg_fallback_ev *f)
     errno = saved;
 }
 
-void cg_fallback_event(const char *action, const char *fn, unsigned long long asked, unsigned long long given,
-                       const char *why, long long outcome)
-{
-    struct cg_fallback_ev f = {action, fn, asked, given, -1, -1, SIZE_MAX, NULL, 0, why, outcome, NULL};
-    cg_fallback_write(&f);
-}
-
 uint64_t cg_fallback_count(void) { return atomic_load(&fallbacks); }
 
 /* ---- CONVGUARD_RESERVE_MB.  Frameworks that take "all" GPU memory size
@@ -143,7 +135,7 @@ uint64_t cg_fallback_count(void) { return atomic_load(&fallbacks); }
  * under-reporting changes two numbers the program reads and nothing else. */
 static _Atomic uint64_t reserve_reports;
 
-void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes)
+void cg_fallback_reserve_report(const char *fn, size_t *free_bytes, size_t *total_bytes)
 {
     if (!cg_fallback_enabled() || cg_cfg.reserve_mb <= 0 || !free_bytes)
         return;
@@ -165,9 +157,9 @@ void cg_fb_reserve_report(const char *fn, size_t *free_bytes, size_t *total_byte
     cg_fallback_write(&f);
 }
 
-uint64_t cg_fb_reserve_reports(void) { return atomic_load(&reserve_reports); }
+uint64_t cg_fallback_reserve_reports(void) { return atomic_load(&reserve_reports); }
 
-void cg_fb_reserve_exhausted(const char *fn, unsigned long long bytes, long long status, const char *status_name)
+void cg_fallback_reserve_exhausted(const char *fn, unsigned long long bytes, long long status, const char *status_name)
 {
     if (!cg_fallback_enabled() || cg_cfg.reserve_mb <= 0)
         return;

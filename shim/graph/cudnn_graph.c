@@ -12,11 +12,9 @@
  * The program's view is unchanged: same status, same out-parameters; the
  * shim only reads what the call wrote.  cuDNN's reason, which the shim reads
  * on failures and which reading clears, goes back to the program through the
- * resource layer's cudnnGetLastErrorString hook (cudnn_desc.c). */
+ * cudnn layer's cudnnGetLastErrorString hook (cudnn/cudnn_desc.c). */
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
-#include "fallback/fallback.h"
 #include "graph/graph.h"
 
 static inline bool is_op_type(int t)

@@ -1,4 +1,4 @@
-/* graph.h - private to the graph (backend) API layer:
+/* graph.h - the graph layer (graph/README.md), cuDNN's graph (backend) API:
  *   cudnn_graph.c   the hooks: a counter, the forward, and a few copies of
  *                   small fixed-size data on success
  *   graph_table.c   what each descriptor is (a lock-free table keyed by the
@@ -7,8 +7,9 @@
  *                   exit (its events' fields: graph_json.c)
  *   graph_readback.c  what it asks cuDNN itself then: reasons, what a plan is
  *   graph_names.c   descriptor type and data type names
- * It uses the resource layer's cudnn_desc.h (cuDNN's reason, kept for the
- * program) and gpuinfo.h (free/total memory, status names).
+ * It uses the cudnn layer (cuDNN's reason, kept for the program), the cuda
+ * layer (free/total memory) and the core's status names: graph.h includes
+ * cudnn/cudnn.h and through it the headers below.
  *
  * Why a table: JAX makes ~50,000 descriptor create/destroy calls for one small
  * convolution and PyTorch thousands per training step, so knowing what a
@@ -16,7 +17,7 @@
 #ifndef CONVGUARD_GRAPH_H
 #define CONVGUARD_GRAPH_H
 
-#include "cg.h"
+#include "cudnn/cudnn.h"
 
 /* ---- the descriptor table (graph_table.c) */
 #define GT_BITS 15
@@ -265,7 +266,11 @@ void gx_destroyed(struct gt_ent *e);
 void gx_rec_retired(struct gr_rec *r, const char *when);
 bool gx_not_supported(int slot, cudnnStatus_t st);
 
-/* ---- names (graph_names.c); NULL when unknown.  Status names: gpuinfo.h. */
+/* ---- names (graph_names.c); NULL when unknown.  Status names: core/core.h. */
 const char *cg_cudnn_desc_type_name(int type);
 const char *cg_cudnn_dtype_name(int dtype);
+
+/* ---- at exit (graph_report.c), for the lifecycle (shim.c) */
+void cg_graph_exit_events(void);               /* before the exit event: graphs whose plans all failed */
+void cg_graph_exit_summary(struct cg_ev *e);   /* the exit event's "graph" member */
 #endif

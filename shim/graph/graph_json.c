@@ -1,12 +1,10 @@
 /* graph_json.c - the graph layer's event fields: an operation graph's
  * operations and tensors, its counts, a plan, a status. */
-#include "cuda/gpuinfo.h"
 #include "graph/graph.h"
 
 void gx_ev_status(struct cg_ev *e, int slot, cudnnStatus_t st, const char *reason)
 {
-    cg_ev_i64(e, "status", st);
-    cg_ev_str(e, "status_name", cg_cudnn_status_name(slot, st));
+    cg_ev_status(e, st, cg_cudnn_status_name(slot, st));
     cg_ev_str(e, "reason", reason && *reason ? reason : NULL);
 }
 

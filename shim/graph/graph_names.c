@@ -1,7 +1,9 @@
 /* graph_names.c - the graph API's names for its numbers, as cudnn_graph_v9.h
- * spells them: backend descriptor types and data types.  Status names are the
- * resource layer's (gpuinfo.c); tests/unit/check_names.c compares those with
- * the real library's cudnnGetErrorString. */
+ * spells them: backend descriptor types and data types, in the order of
+ * their enums there.  Status names are the core's (core/status.c, from
+ * status.def, which tests/unit/check_status.c checks against NVIDIA's
+ * headers).  The descriptor table's length is checked against cudefs.h's
+ * last type when compiled; no test compares the names with the header. */
 #include "graph/graph.h"
 
 static const char *const desc_types[] = {

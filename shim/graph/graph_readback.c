@@ -6,7 +6,6 @@
  * entries, and only functions the program has called already. */
 #include <string.h>
 
-#include "cudnn/cudnn_desc.h"
 #include "graph/graph.h"
 
 /* ---- library functions of a slot, and cuDNN's reason */

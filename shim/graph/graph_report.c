@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cuda/gpuinfo.h"
 #include "graph/graph.h"
 
 #define EVB 8192
@@ -48,8 +47,7 @@ void gx_create_failed(int slot, const void *real, int type, cudnnStatus_t st)
     cg_failed(CG_H_cudnnBackendCreateDescriptor, CG_FAIL_REPORTED);
     gx_take_reason(slot, real, reason, sizeof reason);
     if (first_of_kind(CG_H_cudnnBackendCreateDescriptor, type, -1, st, reason)) {
-        cg_ev_begin(&e, b, sizeof b, "call_failed");
-        cg_ev_str(&e, "fn", "cudnnBackendCreateDescriptor");
+        cg_ev_begin_call(&e, b, sizeof b, "call_failed", CG_H_cudnnBackendCreateDescriptor);
         gx_ev_status(&e, slot, st, reason);
         gx_ev_desc_type(&e, type);
         cg_ev_end(&e);
@@ -70,8 +68,7 @@ void gx_call_failed(int slot, const void *real, int hook, struct gt_ent *d, int 
     gx_take_reason(slot, real, reason, sizeof reason);
     int type = d ? d->type : -1;
     if (first_of_kind(hook, type, attr, st, reason)) {
-        cg_ev_begin(&e, b, sizeof b, "call_failed");
-        cg_ev_str(&e, "fn", cg_hooks[hook].name);
+        cg_ev_begin_call(&e, b, sizeof b, "call_failed", hook);
         gx_ev_status(&e, slot, st, reason);
         if (d) {
             gx_ev_desc_type(&e, type);
@@ -218,8 +215,7 @@ void gx_first_exec(int slot, int hook, struct gt_ent *p)
     }
     char b[EVB];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "graph_plan");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_begin_call(&e, b, sizeof b, "graph_plan", hook);
     gx_ev_plan(&e, &pi, true);
     cg_ev_end(&e);
     errno = saved;
@@ -267,8 +263,7 @@ void gx_exec_failed(int slot, const void *real, int hook, struct gt_ent *p, stru
     cg_gpu_mem_now(&gm);
     char b[EVB];
     struct cg_ev e;
-    cg_ev_begin(&e, b, sizeof b, "graph_exec_failed");
-    cg_ev_str(&e, "fn", cg_hooks[hook].name);
+    cg_ev_begin_call(&e, b, sizeof b, "graph_exec_failed", hook);
     gx_ev_status(&e, slot, st, reason);
     if (p)
         gx_ev_plan(&e, &pi, true);

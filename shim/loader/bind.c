@@ -35,8 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 
 _Atomic(void *) cg_plt[CG_NSLOTS][CG_NHOOKS];
 _Atomic(void *) cg_plt_plain[CG_NSLOTS][CG_NHOOKS];
@@ -81,7 +80,7 @@ static void collect(void)
 {
     static char anchor;
     struct cg_obj self;
-    self_base = cg_elf_find_obj(&anchor, &self) ? self.base : 0;
+    self_base = cg_objsnap_find_obj(&anchor, &self) ? self.base : 0;
     nobjs = 0;
     cg_elf_each_obj(collect_cb, NULL);
 }
@@ -127,7 +126,7 @@ static void *def_in(const struct cg_obj *o, const struct want *w)
  * is taken: dlsym takes the loader's lock, which a thread inside dlopen holds
  * while a constructor of the library being loaded may be calling cuInit and
  * waiting here.  dlsym resets the thread's dlerror() state: an unread error
- * of the program's is kept for its next dlerror() (loader.c), and our misses
+ * of the program's is kept for its next dlerror() (dl.c), and our misses
  * leave nothing behind. */
 struct global {
     void *a, *v;
@@ -375,7 +374,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
 {
     int saved = errno;
     struct cg_obj o;
-    bool found = caller && cg_elf_find_obj(caller, &o);
+    bool found = caller && cg_objsnap_find_obj(caller, &o);
     bool weak = found && cg_elf_import_bind(&o, cg_hooks[hook].name) == STB_WEAK;
     long long status = cg_hooks[hook].family == CG_FAM_DRV      ? CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
                        : cg_hooks[hook].family == CG_FAM_CUDART ? cudaErrorSharedObjectSymbolNotFound
@@ -385,8 +384,7 @@ long long cg_bind_unbound(int slot, int hook, const void *caller)
     if (atomic_load(&cg.traced)) {
         char b[2048];
         struct cg_ev e;
-        cg_ev_begin(&e, b, sizeof b, "call_unbound");
-        cg_ev_str(&e, "fn", cg_hooks[hook].name);
+        cg_ev_begin_call(&e, b, sizeof b, "call_unbound", hook);
         cg_ev_str(&e, "version", ver);
         cg_ev_caller(&e, caller);
         cg_ev_bool(&e, "weak", weak);

@@ -53,7 +53,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 #define MAX_FRAMES 48
 #define MAX_CRASH_EVENTS 8        /* per process: a handler that recovers may see many */
@@ -231,7 +231,7 @@ static void put_frame(struct cg_ev *e, uintptr_t addr)
 {
     uintptr_t base;
     cg_ev_open(e, NULL, '{');
-    if (cg_objsnap_find(addr, frame_name, sizeof frame_name, &base)) {
+    if (cg_objsnap_name_at(addr, frame_name, sizeof frame_name, &base)) {
         cg_ev_str(e, "module", frame_name);
         cg_ev_hex(e, "offset", addr - base);
     } else {
@@ -250,7 +250,7 @@ static const char *next_action(int i)
 static uintptr_t frames[MAX_FRAMES];
 
 /* ---- the library being loaded on this thread (set around dlopen by
- * loader.c), so that a crash inside the dynamic loader - SIGBUS while it
+ * routes.c), so that a crash inside the dynamic loader - SIGBUS while it
  * maps a truncated file, a fault in a constructor - names what was being
  * loaded and the file it resolved to, not just ld-linux. */
 static __thread const char *loading_name;
@@ -383,8 +383,8 @@ static int unwind(ucontext_t *uc, bool no_unwind, const char **how_out)
          * on top of the stack. */
         char name[8];
         uintptr_t base, sp = sp_of(uc), ret;
-        if (!cg_objsnap_find(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
-            cg_objsnap_find(ret, name, sizeof name, &base))
+        if (!cg_objsnap_name_at(pc, name, sizeof name, &base) && sp && safe_read(sp, &ret) &&
+            cg_objsnap_name_at(ret, name, sizeof name, &base))
             frames[n++] = ret;
     }
     *how_out = how;

@@ -11,7 +11,7 @@
  * program's errno after its dlerror() is glibc's. */
 #include <errno.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 struct cg_libc_dl cg_dl;
 

@@ -6,12 +6,14 @@
  * takes the loader's dl_load_write_lock, which a fork() must never find
  * taken (forkgate.c): every call of it is gated against fork, and the
  * frequent question "which object holds this address?" is answered from the
- * shim's own copy of the link map (objsnap.c) wherever that copy knows. */
+ * shim's own copy of the link map (objsnap.c: cg_objsnap_find_obj) wherever
+ * that copy knows.  Nothing here reads that copy: it is made from this file's
+ * walk of the objects. */
 #include <elf.h>
 #include <link.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 static void fill(const struct dl_phdr_info *info, struct cg_obj *o)
 {
@@ -36,6 +38,17 @@ static void fill(const struct dl_phdr_info *info, struct cg_obj *o)
     }
 }
 
+/* dl_iterate_phdr through cg_dl's pointer once known, gated against fork (forkgate.c) */
+static int gated_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
+        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
+    cg_fork_gate_enter();
+    int r = real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
+    cg_fork_gate_leave();
+    return r;
+}
+
 struct each_ctx {
     int (*fn)(const struct cg_obj *, void *);
     void *arg;
@@ -53,50 +66,9 @@ static int each_cb(struct dl_phdr_info *info, size_t size, void *p)
 int cg_elf_each_obj(int (*fn)(const struct cg_obj *o, void *arg), void *arg)
 {
     struct each_ctx c = {fn, arg};
-    return cg_dl_iterate_phdr(each_cb, &c);
+    return gated_iterate_phdr(each_cb, &c);
 }
 
-struct find_ctx {
-    uintptr_t addr;
-    struct cg_obj *out;
-};
-
-static int find_cb(const struct cg_obj *o, void *p)
-{
-    struct find_ctx *c = p;
-    if (c->addr < o->start || c->addr >= o->end)
-        return 0;
-    /* inside the object's span: check it is inside one of its segments */
-    const ElfW(Phdr) *ph = o->phdr;
-    for (int i = 0; i < o->phnum; i++)
-        if (ph[i].p_type == PT_LOAD && c->addr >= o->base + ph[i].p_vaddr &&
-            c->addr < o->base + ph[i].p_vaddr + ph[i].p_memsz) {
-            *c->out = *o;
-            return 1;
-        }
-    return 0;
-}
-
-int cg_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
-{
-    int (*real)(int (*)(struct dl_phdr_info *, size_t, void *), void *) =
-        __atomic_load_n(&cg_dl.dl_iterate_phdr, __ATOMIC_ACQUIRE);
-    cg_fork_gate_enter();
-    int r = real ? real(cb, arg) : dl_iterate_phdr(cb, arg);
-    cg_fork_gate_leave();
-    return r;
-}
-
-/* The copy first (no lock); the loader only for an address the copy does
- * not hold (an object loaded behind the shim's dlopen, or none at all). */
-bool cg_elf_find_obj(const void *addr, struct cg_obj *out)
-{
-    int r = cg_objsnap_lookup(addr, out);
-    if (r == 1)
-        return true;
-    struct find_ctx c = {(uintptr_t)addr, out};
-    return cg_elf_each_obj(find_cb, &c) == 1;
-}
 
 /* glibc relocates most d_ptr entries of the in-memory dynamic section on
  * x86-64; the vDSO's and some other loaders' are left relative. */

@@ -14,8 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 
 static struct cg_lib libs[CG_MAX_LIBS];
 static int nlibs;
@@ -134,7 +133,7 @@ static const char *const prefixes[] = {
     "libcudnn", "libcudart", "libcuda.so", "libcublas", "libnvrtc", "libnvidia-ml", "libnvJitLink",
 };
 
-int cg_lib_family_of_name(const char *path)
+static int family_of_name(const char *path)
 {
     const char *b = cg_basename(path);
     if (cg_starts_with(b, "libcudnn"))
@@ -158,15 +157,15 @@ int cg_lib_family_of_name(const char *path)
     return -1;
 }
 
-bool cg_lib_is_traced_name(const char *path) { return cg_lib_family_of_name(path) >= 0; }
+bool cg_lib_is_traced_name(const char *path) { return family_of_name(path) >= 0; }
 
 int cg_caller_family(const void *caller)
 {
     struct cg_obj o;
-    if (!caller || !cg_elf_find_obj(caller, &o))
+    if (!caller || !cg_objsnap_find_obj(caller, &o))
         return -1;
     const char *so = o.dyn ? cg_elf_soname(&o) : NULL;
-    return cg_lib_family_of_name(so ? so : o.name);
+    return family_of_name(so ? so : o.name);
 }
 
 static const char *family_name(int f)
@@ -196,7 +195,7 @@ static void flags_str(int flags, char *out, size_t cap)
 void cg_ev_caller(struct cg_ev *e, const void *caller)
 {
     struct cg_obj o;
-    if (caller && cg_elf_find_obj(caller, &o)) {
+    if (caller && cg_objsnap_find_obj(caller, &o)) {
         cg_ev_str(e, "caller", o.name[0] ? o.name : "(main program)");
         cg_ev_hex(e, "caller_offset", (uintptr_t)caller - o.base);
     } else {
@@ -286,9 +285,9 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     l->end = o->end;
     cg_strlcpy(l->path, o->name, sizeof l->path);
     cg_strlcpy(l->soname, so ? so : cg_basename(o->name), sizeof l->soname);
-    l->family = cg_lib_family_of_name(l->soname);
+    l->family = family_of_name(l->soname);
     if (l->family < 0)
-        l->family = cg_lib_family_of_name(o->name);
+        l->family = family_of_name(o->name);
     l->version = -1;
     l->built_for = -1;
     struct stat st;
@@ -301,7 +300,7 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     /* Versions first (they may answer from the library itself), then the event. */
     const char *driver_log = NULL;
     if (may_call) {
-        cg_versions_on_load(o, l->soname, l->family);
+        cg_versions_on_load(o, l);
         driver_log = l->family == CG_FAM_DRV && driver_loaded ? driver_loaded(o) : NULL;
     }
     char b[4096];
@@ -334,12 +333,9 @@ static void record_lib(const struct cg_obj *o, const char *via, bool may_call)
     struct cg_obj asker;
     if (l->family != CG_FAM_OTHER || cg_starts_with(l->soname, "libcublas"))
         cg_search_shadowed(&e, l->path, l->soname,
-                           needed ? &nc.obj : scan_caller && cg_elf_find_obj(scan_caller, &asker) ? &asker : NULL);
+                           needed ? &nc.obj : scan_caller && cg_objsnap_find_obj(scan_caller, &asker) ? &asker : NULL);
     cg_ev_end(&e);
 }
-
-/* versions.c fills the version fields of the entry being recorded */
-struct cg_lib *cg_libs_current(void) { return nlibs ? &libs[nlibs - 1] : NULL; }
 
 /* Which objects a scan may call into (their version functions, the driver's
  * log registration).  An object shows in the loader's list as soon as it is
@@ -623,7 +619,7 @@ void cg_libs_unresolved_events(void)
         cg_ev_close(&e, ']');
         /* the caller may be gone; list the search order without its RUNPATH then */
         struct cg_obj o;
-        cg_search_candidates(&e, p->last_name, cg_elf_find_obj(p->last_caller, &o) ? p->last_caller : NULL);
+        cg_search_candidates(&e, p->last_name, cg_objsnap_find_obj(p->last_caller, &o) ? p->last_caller : NULL);
         cg_ev_end(&e);
         p->listed = true;
     }
@@ -688,8 +684,8 @@ void cg_libs_step_aside(const char *name, void *real, void *first, const char *r
     cg_ev_str(&e, "fn", name);
     cg_ev_str(&e, "route", route);
     cg_ev_str(&e, "reason", "a second copy of the library: its functions are passed through unwrapped");
-    cg_ev_str(&e, "this_copy", cg_elf_find_obj(real, &a) ? a.name : NULL);
-    cg_ev_str(&e, "wrapped_copy", cg_elf_find_obj(first, &b2) ? b2.name : NULL);
+    cg_ev_str(&e, "this_copy", cg_objsnap_find_obj(real, &a) ? a.name : NULL);
+    cg_ev_str(&e, "wrapped_copy", cg_objsnap_find_obj(first, &b2) ? b2.name : NULL);
     cg_ev_end(&e);
 }
 

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == 0; }
 

@@ -13,7 +13,7 @@
  * the shim defines dlopen), outside any signal handler, and they read the
  * copy.  Objects that libc loads and unloads for itself (NSS, iconv
  * modules) bypass the shim's dlopen: an address in none of the copied
- * objects sends cg_elf_find_obj to the loader (gated against fork).
+ * objects sends cg_objsnap_find_obj to the loader (gated against fork).
  *
  * Two buffers: the writer fills the one no reader holds, then publishes it.
  * A reader announces itself on the published buffer and checks it is still
@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 #define SNAP_OBJS 1024
 #define SNAP_NAMES (96 * 1024)
@@ -140,17 +140,17 @@ static void to_obj(const struct snap_obj *so, struct cg_obj *o)
 }
 
 /* Inside one of the object's PT_LOAD segments, not only its span. */
-static bool in_segment(const struct snap_obj *so, uintptr_t addr)
+static bool in_segment(const void *phdr, int phnum, uintptr_t base, uintptr_t addr)
 {
-    const ElfW(Phdr) *ph = so->phdr;
-    for (int i = 0; i < so->phnum; i++)
-        if (ph[i].p_type == PT_LOAD && addr >= so->base + ph[i].p_vaddr &&
-            addr < so->base + ph[i].p_vaddr + ph[i].p_memsz)
+    const ElfW(Phdr) *ph = phdr;
+    for (int i = 0; i < phnum; i++)
+        if (ph[i].p_type == PT_LOAD && addr >= base + ph[i].p_vaddr && addr < base + ph[i].p_vaddr + ph[i].p_memsz)
             return true;
     return false;
 }
 
-int cg_objsnap_lookup(const void *addr, struct cg_obj *out)
+/* The copied object holding addr: 1 found, 0 in none of a complete copy, -1 no usable copy. */
+static int lookup(const void *addr, struct cg_obj *out)
 {
     int b;
     const struct snap *s = read_begin(&b);
@@ -159,13 +159,38 @@ int cg_objsnap_lookup(const void *addr, struct cg_obj *out)
     int r = s->complete ? 0 : -1;
     for (int i = 0; i < s->n; i++)
         if ((uintptr_t)addr >= s->obj[i].start && (uintptr_t)addr < s->obj[i].end &&
-            in_segment(&s->obj[i], (uintptr_t)addr)) {
+            in_segment(s->obj[i].phdr, s->obj[i].phnum, s->obj[i].base, (uintptr_t)addr)) {
             to_obj(&s->obj[i], out);
             r = 1;
             break;
         }
     read_end(b);
     return r;
+}
+
+struct find_ctx {
+    uintptr_t addr;
+    struct cg_obj *out;
+};
+
+static int find_cb(const struct cg_obj *o, void *p)
+{
+    struct find_ctx *c = p;
+    if (c->addr < o->start || c->addr >= o->end || !in_segment(o->phdr, o->phnum, o->base, c->addr))
+        return 0;
+    *c->out = *o;
+    return 1;
+}
+
+/* The copy first (no lock); the loader only for an address the copy does
+ * not hold (an object loaded behind the shim's dlopen, or none at all). */
+bool cg_objsnap_find_obj(const void *addr, struct cg_obj *out)
+{
+    int r = lookup(addr, out);
+    if (r == 1)
+        return true;
+    struct find_ctx c = {(uintptr_t)addr, out};
+    return cg_elf_each_obj(find_cb, &c) == 1;
 }
 
 bool cg_objsnap_has_dyn(const void *dyn)
@@ -192,7 +217,7 @@ void cg_objsnap_after_fork(void)
 /* Async-signal-safe: copies the module path of addr into name (cap bytes)
  * and sets *base to its load address; false when addr is in no object that
  * was loaded at the last refresh. */
-bool cg_objsnap_find(uintptr_t addr, char *name, size_t cap, uintptr_t *base)
+bool cg_objsnap_name_at(uintptr_t addr, char *name, size_t cap, uintptr_t *base)
 {
     int b;
     const struct snap *s = read_begin(&b);

@@ -10,7 +10,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 struct dl_find {
     const char *soname;
@@ -73,7 +73,7 @@ void *cg_call_as(const void *caller, void *fn, void *a, void *b, void *c)
 {
     static char self_anchor;
     struct cg_obj o, self;
-    if (caller && cg_elf_find_obj(caller, &o) && !(cg_elf_find_obj(&self_anchor, &self) && self.base == o.base)) {
+    if (caller && cg_objsnap_find_obj(caller, &o) && !(cg_objsnap_find_obj(&self_anchor, &self) && self.base == o.base)) {
         uintptr_t g = cg_elf_ret_gadget(&o);
         if (g)
             return cg_call_as_asm(g, fn, a, b, c);

@@ -15,8 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 
 size_t cg_lib_stem(const char *file, char *out, size_t cap)
 {
@@ -301,7 +300,7 @@ void cg_search_candidates(struct cg_ev *e, const char *file, const void *caller)
         return;
     }
     struct cg_obj o;
-    bool have = caller && cg_elf_find_obj(caller, &o) && o.dyn;
+    bool have = caller && cg_objsnap_find_obj(caller, &o) && o.dyn;
     char origin[1024] = "";
     bool is_rpath = false;
     const char *rp = NULL;

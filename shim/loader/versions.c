@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg.h"
-#include "loader/libs.h"
+#include "loader/loader.h"
 #include "cudnn_version.h"
 
 
@@ -72,10 +71,11 @@ static void version_from_files(const char *path, struct cg_lib *l)
     closedir(d);
 }
 
-void cg_versions_on_load(const struct cg_obj *o, const char *soname, int family)
+void cg_versions_on_load(const struct cg_obj *o, struct cg_lib *l)
 {
-    struct cg_lib *l = cg_libs_current();
-    if (!l || !o->dyn)
+    const char *soname = l->soname;
+    int family = l->family;
+    if (!o->dyn)
         return;
     if (family == CG_FAM_DRV && cg_starts_with(soname, "libcuda.so")) {
         CUresult (*fn)(int *) = (CUresult(*)(int *))cg_elf_sym(o, "cuDriverGetVersion", NULL);

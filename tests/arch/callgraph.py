@@ -12,12 +12,22 @@ higher folder is an "up-call".  Files at TREE's top level are the highest layer.
 Without LAYERS every edge inside a circle counts as an up-call (some edge of a
 circle must run up, whatever the order).
 
+Includes: every `#include "X"` of the tree's .c and .h files, resolved as the
+compiler does (the includer's folder, then TREE/), is an edge too; one that
+resolves outside TREE (tools/ naming shim/'s tables) is not counted.  A header
+has its folder's layer; one at TREE's top level is of the top layer, unless a
+line `shared: NAME...` of LAYERS names it: a table every layer reads, below
+them all (so it may include only other shared ones).  An include of a header
+of a higher layer is an "up-include": the compiler would let that file call
+the higher layer, whatever the objects show today.
+
 Prints: files, edges, each circle (strongly connected set of files) with its
-edges, each up-call with its symbols, and a summary line.  --check exits 1
-when a circle holds more than --max-circle files (default 2) or there are more
-than --max-up up-calls (default 5).
+edges, each up-call with its symbols, each up-include, and a summary line.
+--check exits 1 when a circle holds more than --max-circle files (default 2),
+there are more than --max-up up-calls (default 5), or any up-include.
 """
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -45,7 +55,52 @@ def read_layers(tree):
     if not os.path.exists(path):
         return None
     names = [l.split("#")[0].strip() for l in open(path)]
-    return [n for n in names if n]
+    return [n for n in names if n and not n.startswith("shared:")]
+
+
+def read_shared(tree):
+    """The top-level headers LAYERS names on `shared:` lines."""
+    path = os.path.join(tree, "LAYERS")
+    if not os.path.exists(path):
+        return set()
+    out = set()
+    for l in open(path):
+        l = l.split("#")[0].strip()
+        if l.startswith("shared:"):
+            out.update(l[len("shared:"):].split())
+    return out
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+
+
+def includes(tree):
+    """(includer, included) for every quoted #include that names a file of the tree."""
+    out = []
+    for root, _, files in os.walk(tree):
+        for f in sorted(files):
+            if not f.endswith((".c", ".h", ".def", ".S")):
+                continue
+            path = os.path.join(root, f)
+            rel = os.path.relpath(path, tree)
+            for line in open(path, errors="replace"):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                for cand in (os.path.join(root, m.group(1)), os.path.join(tree, m.group(1))):
+                    if os.path.isfile(cand):
+                        target = os.path.relpath(os.path.normpath(cand), tree)
+                        if not target.startswith(".."):
+                            out.append((rel, target))
+                        break
+    return out
+
+
+def include_layer(rel, layers, shared):
+    """A file's layer for the include check: a shared top-level table is below every layer."""
+    if os.sep not in rel and rel in shared:
+        return -1
+    return layer_of(rel, layers)
 
 
 def layer_of(rel, layers):
@@ -117,7 +172,13 @@ def analyse(tree, build):
             for b in edges[a]:
                 if a in member and member.get(b) == member[a]:
                     up.append((a, b))
-    return files, edges, via, comps, up, layers
+    up_inc, inc = [], sorted(set(includes(tree)))
+    if layers is not None:
+        shared = read_shared(tree)
+        for a, b in inc:
+            if include_layer(a, layers, shared) < include_layer(b, layers, shared):
+                up_inc.append((a, b))
+    return files, edges, via, comps, up, layers, up_inc, inc
 
 
 def main(argv):
@@ -135,17 +196,20 @@ def main(argv):
     build = os.environ.get("BUILD", "build")
     bad = False
     for tree in trees or ["shim", "tools"]:
-        files, edges, via, comps, up, layers = analyse(tree, build)
+        files, edges, via, comps, up, layers, up_inc, inc = analyse(tree, build)
         nedges = sum(len(v) for v in edges.values())
-        print("== %s: %d files, %d file-to-file edges, layers: %s" %
-              (tree, len(files), nedges, " < ".join(layers + ["(top)"]) if layers is not None else "none (flat)"))
+        print("== %s: %d files, %d file-to-file edges, %d include edges, layers: %s" %
+              (tree, len(files), nedges, len(inc), " < ".join(layers + ["(top)"]) if layers is not None else "none (flat)"))
         for c in comps:
             print("circle of %d files: %s" % (len(c), " ".join(c)))
         for a, b in sorted(up):
             print("up-call %s -> %s: %s" % (a, b, " ".join(sorted(via[(a, b)]))))
+        for a, b in up_inc:
+            print("up-include %s -> %s" % (a, b))
         biggest = max([len(c) for c in comps] + [1])
-        print("summary %s: largest circle %d files, %d circles, %d up-calls" % (tree, biggest, len(comps), len(up)))
-        if biggest > max_circle or len(up) > max_up:
+        print("summary %s: largest circle %d files, %d circles, %d up-calls, %d up-includes" %
+              (tree, biggest, len(comps), len(up), len(up_inc)))
+        if biggest > max_circle or len(up) > max_up or up_inc:
             bad = True
     return 1 if (check and bad) else 0
 

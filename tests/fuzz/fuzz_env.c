@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 extern char **environ;
 

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 #include "json_check.h"
 
 struct cg_state cg = {.fd = -1};

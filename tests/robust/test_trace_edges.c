@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cg.h"
+#include "core/core.h"
 
 struct cg_state cg = {.fd = -1};
 void cg_trace_test_adopt(int fd);

@@ -62,15 +62,15 @@ int main(void)
     size_t fr = 1024 * MIB, tot = 2048 * MIB;
     atomic_store(&cg.traced, true);
     cg_cfg.fallback = false;
-    cg_fb_reserve_report("cudaMemGetInfo", &fr, &tot);
-    EXPECT(fr == 1024 * MIB && tot == 2048 * MIB && cg_fb_reserve_reports() == 0);
+    cg_fallback_reserve_report("cudaMemGetInfo", &fr, &tot);
+    EXPECT(fr == 1024 * MIB && tot == 2048 * MIB && cg_fallback_reserve_reports() == 0);
     cg_cfg.fallback = true;
     uint64_t before = cg_fallback_count();
-    cg_fb_reserve_report("cudaMemGetInfo", &fr, &tot);
-    EXPECT(fr == 768 * MIB && tot == 1792 * MIB && cg_fb_reserve_reports() == 1 && cg_fallback_count() == before + 1);
+    cg_fallback_reserve_report("cudaMemGetInfo", &fr, &tot);
+    EXPECT(fr == 768 * MIB && tot == 1792 * MIB && cg_fallback_reserve_reports() == 1 && cg_fallback_count() == before + 1);
     fr = 100 * MIB;
-    cg_fb_reserve_report("cuMemGetInfo_v2", &fr, NULL);
-    EXPECT(fr == 0 && cg_fb_reserve_reports() == 2 && cg_fallback_count() == before + 1);
+    cg_fallback_reserve_report("cuMemGetInfo_v2", &fr, NULL);
+    EXPECT(fr == 0 && cg_fallback_reserve_reports() == 2 && cg_fallback_count() == before + 1);
     printf("test_fallback: %s\n", bad ? "FAILED" : "ok");
     return bad != 0;
 }

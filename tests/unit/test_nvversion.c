@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cg.h"
+#include "loader/loader.h"
 
 static int failed;
 

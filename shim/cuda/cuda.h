@@ -1,10 +1,13 @@
-/* gpuinfo.h - the resource layer's internal interface: what the GPU looks
- * like at a failure (gpuinfo.c), the process's GPU memory accounting
- * (gpumem.c), and the names of CUDA / cuDNN status codes (status.c, from status.def). */
-#ifndef CONVGUARD_GPUINFO_H
-#define CONVGUARD_GPUINFO_H
+/* cuda.h - the cuda layer (cuda/README.md): the CUDA driver and runtime.
+ * What the GPU looks like at a failure (gpuinfo.c, devnodes.c), the process's
+ * GPU memory on every route (gpumem.c), what a code image holds and its loads
+ * (codeimage.c, codeload.c), the driver's own log (drvlog.c).  Includes only
+ * the headers of the layers below: loader/, fallback/ (and core/). */
+#ifndef CONVGUARD_CUDA_H
+#define CONVGUARD_CUDA_H
 
-#include "cg.h"
+#include "fallback/fallback.h"
+#include "loader/loader.h"
 
 /* ---- gpuinfo.c: GPU memory, devices and holders, read without side effects.
  * Memory comes from the driver only when the calling thread already has a
@@ -46,8 +49,6 @@ void cg_gpu_state_now(struct cg_gpu_state *s, bool want_holders);
 void cg_ev_gpu_devices(struct cg_ev *e, const struct cg_gpu_state *s);
 /* holders:[{pid,name,bytes,self?}], nvml, nvml_device */
 void cg_ev_gpu_holders(struct cg_ev *e, const struct cg_gpu_state *s);
-/* The holder that is not this process and holds the most, NULL if none. */
-const struct cg_gpu_holder *cg_gpu_top_other(const struct cg_gpu_state *s);
 
 /* The GPUs NVML lists (index, UUID, MIG instances' UUIDs), to check
  * CUDA_VISIBLE_DEVICES against; collected before the event is begun. */
@@ -73,12 +74,6 @@ void cg_ev_gpu_list(struct cg_ev *e, const struct cg_gpu_list *l);
  * who this process is, never opening them (devnodes.c says why). */
 void cg_ev_dev_nodes(struct cg_ev *e);
 
-/* Status names.  cuDNN 8 and 9 number their statuses differently: the slot
- * says which numbering applies. */
-const char *cg_cudnn_status_name(int slot, int status);
-const char *cg_cuda_error_name(int err);  /* cudaError_t */
-const char *cg_cu_result_name(int res);   /* CUresult */
-
 /* ---- gpumem.c: live bytes, largest allocation and failures on every route */
 enum cg_route { CG_ROUTE_PLT, CG_ROUTE_DLSYM, CG_ROUTE_ENTRY_POINT };
 /* routes.c tells which hook's entry it handed out, to whom, by which route. */
@@ -100,4 +95,44 @@ uint64_t cg_gpumem_failures(void); /* allocation failures so far */
 void cg_gpumem_exit(struct cg_ev *e);
 void cg_gpumem_after_fork(void); /* a forked child: its own counts */
 
+/* ---- codeimage.c: what a GPU code image holds, for the load calls (codeload.c)
+ * and the driver's log (drvlog.c) */
+enum cg_code_format { CG_CODE_UNKNOWN, CG_CODE_FATBIN, CG_CODE_CUBIN, CG_CODE_PTX_TEXT };
+enum { CG_CODE_SASS = 1, CG_CODE_PTX = 2 };
+#define CG_CODE_ENTRIES 16
+struct cg_code_entry {
+    unsigned char kind;             /* CG_CODE_SASS or CG_CODE_PTX */
+    unsigned short arch;            /* 80: sm_80 / compute_80; 0 unknown */
+    unsigned char isa_major, isa_minor; /* PTX ISA version (PTX only) */
+};
+struct cg_code_desc {
+    int format;                     /* enum cg_code_format */
+    int n, more;                    /* distinct entries kept, and beyond CG_CODE_ENTRIES */
+    struct cg_code_entry e[CG_CODE_ENTRIES];
+};
+/* Reads the image's headers (fatbinary, its cudart wrapper, cubin, PTX text). */
+void cg_code_describe(const void *image, struct cg_code_desc *d);
+/* 1: something in it runs on a GPU of this compute capability, 0: nothing
+ * does, -1: unknown (capability or contents not known). */
+int cg_code_fits(const struct cg_code_desc *d, int cc_major, int cc_minor);
+/* "key":{"format","sass":["sm_80"],"ptx":[{"arch","isa"}],"device":"9.0","fits_device"} */
+void cg_ev_code_desc(struct cg_ev *e, const char *key, const struct cg_code_desc *d, int cc_major, int cc_minor);
+
+/* ---- codeload.c: module and library loads.  Images that loaded but hold nothing this GPU can run (lazy
+ * loading fails later, at a kernel lookup or launch): "code_no_fit":[...]
+ * into an event (the driver's 209), without calling the driver. */
+void cg_codeload_ev_no_fit(struct cg_ev *e);
+void cg_codeload_exit(struct cg_ev *e);     /* exit: "code_images":{...} when any was loaded */
+void cg_codeload_after_fork(void);
+
+/* ---- cuda/gpuinfo.c: > 0 while the shim itself calls the driver on this thread:
+ * the messages those calls cause are counted, not written (drvlog.c) */
+extern __thread int cg_drvlog_mute;
+/* ---- cuda/drvlog.c: the CUDA driver's own error messages (cuLogsRegisterCallback) */
+/* When a libcuda.so.1 is recorded (libs.c calls it through the pointer the
+ * lifecycle hands cg_libs_init): registers the callback with that copy;
+ * returns its lib event's "driver_log" ("registered", "unavailable", ...) */
+const char *cg_drvlog_on_load(const struct cg_obj *o);
+void cg_drvlog_exit(struct cg_ev *e); /* exit: "driver_log":{messages, written, not_written, own} */
+void cg_drvlog_after_fork(void);
 #endif

@@ -1,12 +1,15 @@
-/* cudnn_desc.h - reading cuDNN's own state on cuDNN's failure paths
- * (cudnn_desc.c): its functions in the sub-library that implements them, the
- * legacy descriptors decoded with cuDNN's getters, cuDNN 9's last error
- * string (taken and handed back), and the names of its enums. */
-#ifndef CONVGUARD_CUDNN_DESC_H
-#define CONVGUARD_CUDNN_DESC_H
+/* cudnn.h - the cudnn layer (cudnn/README.md): cuDNN's legacy API.  cuDNN's
+ * own state read on its failure paths (cudnn_desc.c): its functions in the
+ * sub-library that implements them, the legacy descriptors decoded with
+ * cuDNN's getters, cuDNN 9's last error string (taken and handed back), the
+ * names of its enums; the fallback policy applied to its calls
+ * (fallback_cudnn.c).  Includes only the headers of the layers below. */
+#ifndef CONVGUARD_CUDNN_H
+#define CONVGUARD_CUDNN_H
 
-#include "cg.h"
+#include "cuda/cuda.h"
 
+/* ---- cudnn_desc.c */
 /* cuDNN's functions the shim calls itself, from the sub-library of the
  * slot's cuDNN that implements them (never the dispatcher, whose first call
  * of a function dlopen()s: that would write events and touch dlerror()).
@@ -61,4 +64,27 @@ void cg_ev_conv(struct cg_ev *e, const char *key, const struct cg_conv *c);
 enum cg_conv_op { CG_OP_FWD, CG_OP_BWD_DATA, CG_OP_BWD_FILTER };
 const char *cg_cudnn_algo_name(int op, int algo);
 const char *cg_cudnn_math_name(int math);
+
+/* ---- fallback_cudnn.c: applied by the cuDNN wrappers (cudnn.c,
+ * cudnn_graph.c) on their rare paths, each a no-op unless enabled.  slot:
+ * CG_SLOT_CUDNN9/8; real: the wrapped function; op: enum cg_conv_op.
+ * Descriptor arguments in the order of the op's own prototype. */
+void cg_fb_v7(int hook, int slot, const void *real, cudnnHandle_t h, void *a1, void *a2,
+              cudnnConvolutionDescriptor_t conv, void *a3, int requested, int *returned,
+              cudnnConvolutionFwdAlgoPerf_t *perf);
+cudnnStatus_t cg_fb_find(int hook, int op, int slot, const void *real, cudnnStatus_t r, cudnnHandle_t h, void *a1,
+                         void *a2, cudnnConvolutionDescriptor_t conv, void *a3, int requested, int *returned,
+                         cudnnConvolutionFwdAlgoPerf_t *perf);
+/* *ws_bytes becomes the size of the last try */
+cudnnStatus_t cg_fb_findex(int hook, int slot, const void *real, cudnnStatus_t r, cudnnHandle_t h, void *d1,
+                           const void *p1, void *d2, const void *p2, cudnnConvolutionDescriptor_t conv, void *d3,
+                           void *p3, int requested, int *returned, cudnnConvolutionFwdAlgoPerf_t *perf, void *ws,
+                           size_t *ws_bytes);
+int cg_fb_exec_algo(int op, int slot, const void *real, cudnnStatus_t r, cudnnHandle_t h, void *d1, void *d2,
+                    cudnnConvolutionDescriptor_t conv, void *d3, int algo, const void *ws, size_t ws_bytes,
+                    size_t *need);
+void cg_fb_exec_done(int hook, int slot, int algo_asked, size_t need, int algo_given, size_t ws_bytes,
+                     cudnnStatus_t r_first, cudnnStatus_t r);
+/* true: the program gets NOT_SUPPORTED from this (successful) Finalize */
+bool cg_fb_plan_refused(int slot, const void *real, cudnnBackendDescriptor_t plan);
 #endif
