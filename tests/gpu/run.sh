@@ -782,6 +782,8 @@ PYEOF
             echo "-- prog_forkstress $v (real driver, ${CUDNN:-libcudnn.so.9}): without: $p; with: $q"
             # a bad child's exit status or signal (child_hooked's codes: tests/robust/prog_forkstress.c)
             grep -m3 '^prog_forkstress: child' "$OUT/forkstress.err" | sed 's/^/   /'
+            # a 127 is the loader's (or the shim's cg_bind_unbound's) "symbol lookup error": its words
+            grep -m3 'symbol lookup error\|convguard:' "$OUT/forkstress.err" | sed 's/^/   /'
         done
         ;;
     stubs)
