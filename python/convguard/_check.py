@@ -96,6 +96,19 @@ def _tw(text):
     return sum(1 if ord(c) < 128 else 2 for c in text) * 0.61 * _PX
 
 
+def _fit(text, cols):
+    """text cut to `cols` columns, "..." when cut (as html.c shown_fit)"""
+    if sum(1 if ord(c) < 128 else 2 for c in text) <= cols:
+        return text
+    out, n = "", 0
+    for c in text:
+        n += 1 if ord(c) < 128 else 2
+        if n > cols - 3:
+            break
+        out += c
+    return out + "..."
+
+
 def _svg_text(x, y, text, cls="m", anchor=None):
     return '<text x="%.1f" y="%d" class="%s"%s>%s</text>\n' % (
         x, y, cls, ' text-anchor="%s"' % anchor if anchor else "", _h(text))
@@ -130,7 +143,7 @@ def _memory_bar(pic):
             cls = {"self": "mself", "unknown": "munk", "free": "mfree"}[p["kind"]]
         x0, x1 = _BX + at / span * _BW, _BX + (at + b) / span * _BW
         at += b
-        label = "%s %s" % (_shown(p["label"]), _size(p["bytes"]))
+        label = _fit("%s %s" % (_shown(p["label"]), _size(p["bytes"])), int(_BW / (0.61 * _PX)))
         segs.append((x0, x1, cls, label, p))
         out.append('<rect x="%.2f" y="4" width="%.2f" height="%d" class="seg %s" data-bytes="%d"><title>%s</title></rect>\n'
                    % (x0, x1 - x0, _BH, cls, b, _h(label)))

@@ -104,6 +104,26 @@ for p in held:held.json jax:jax.json nodrv: report:; do
     check "Chromium's layout of $f.html: no overlap, segments in proportion$([ -n "$j" ] && echo " to the JSON's bytes")" \
         layout "$WORK/$f.html" ${j:+--expect "$WORK/$j"}
 done
+# hostile names: a holder and a program named with markup, three times over: labels cut to fit, escaped
+python3 - "$ROOT/tests/report/traces/handle_memory_held.jsonl" "$WORK/evil.jsonl" <<'PY'
+import json, sys
+P = '</title></text></svg><script>alert(1)</script> <img src=x onerror=alert(1)>"><svg onload=alert(1)>\x1b[2J' * 3
+out = []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    for h in e.get('holders') or []:
+        if h.get('name'):
+            h['name'] += P
+    if e['ev'] == 'start':
+        e['argv'] = [a + P for a in e['argv']]
+    out.append(json.dumps(e))
+open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
+PY
+"$CG" report --html "$WORK/evil.html" "$WORK/evil.jsonl" >/dev/null 2>&1
+"$CG" report --json "$WORK/evil.jsonl" >"$WORK/evil.json" 2>/dev/null
+check "hostile names: Chromium's layout, labels cut to fit, no overlap, the bar the JSON's" \
+    layout "$WORK/evil.html" --expect "$WORK/evil.json"
+check "hostile names: no element of theirs on the page" bash -c "! grep -qiE '<script|<img|<svg onload' '$WORK/evil.html' && grep -q '&lt;script&gt;alert' '$WORK/evil.html'"
 # make demo's report (the doubles: another process holds 1020 MiB of 1 GiB)
 if [ -x "$BUILD_DIR/clients/client_tflike" ] && [ -e "$BUILD_DIR/doubles/nvml/libnvidia-ml.so.1" ]; then
     CONVGUARD_DEMO_DOUBLES=1 TMPDIR=$WORK "$ROOT/examples/demo.sh" >"$WORK/demo.out" 2>&1

@@ -143,6 +143,35 @@ static void self_parts(struct mem_picture *m, struct finding *f, struct trace *t
                                                          : "this process"));
 }
 
+/* the other processes NVML lists, one part each (the first MAX_OTHERS);
+ * returns this process's bytes as NVML counts them, -1 when not listed */
+static long long holder_parts(struct mem_picture *m, struct trace *t, json_t *holders, long long *others)
+{
+    long long self = -1;
+    int nothers = 0;
+    m->holders_known = json_is_array(holders);
+    for (size_t i = 0; i < json_array_size(holders); i++) {
+        json_t *h = json_array_get(holders, i);
+        long long b = jint(h, "bytes", -1), pid = jint(h, "pid", -1);
+        if (jtrue(h, "self") || (pid >= 0 && pid == t->pid)) { /* an older shim marked none */
+            self = b;
+            continue;
+        }
+        *others += b > 0 ? b : 0;
+        if (nothers++ < MAX_OTHERS)
+            add_part(m, MP_OTHER, b, pid,
+                     jstr(h, "name", NULL) ? xasprintf("pid %lld (%s)", pid, jstr(h, "name", "?"))
+                                           : xasprintf("pid %lld (not visible here: another PID namespace)", pid));
+    }
+    if (nothers > MAX_OTHERS) {
+        long long rest = *others;
+        for (int k = 0; k < m->nparts; k++)
+            rest -= m->parts[k].bytes > 0 ? m->parts[k].bytes : 0;
+        add_part(m, MP_OTHER, rest, -1, xasprintf("%d more processes", nothers - MAX_OTHERS));
+    }
+    return self;
+}
+
 /* the call failed (a lookup that returned algorithms did not: its candidates did) */
 static bool failed(json_t *e)
 {
@@ -164,29 +193,7 @@ static bool make_picture(struct analysis *a, int g, struct mem_picture *m)
         e = f->ev;
     *m = (struct mem_picture){.ti = f->ti, .group = g, .ev = e, .total = total, .free = free_b};
     m->request = request_of(f, e, torch, &m->request_text);
-    json_t *holders = jget(e, "holders");
-    m->holders_known = json_is_array(holders);
-    long long self = -1, others = 0;
-    int nothers = 0;
-    for (size_t i = 0; i < json_array_size(holders); i++) {
-        json_t *h = json_array_get(holders, i);
-        long long b = jint(h, "bytes", -1), pid = jint(h, "pid", -1);
-        if (jtrue(h, "self") || (pid >= 0 && pid == t->pid)) { /* an older shim marked none */
-            self = b;
-            continue;
-        }
-        others += b > 0 ? b : 0;
-        if (nothers++ < MAX_OTHERS)
-            add_part(m, MP_OTHER, b, pid,
-                     jstr(h, "name", NULL) ? xasprintf("pid %lld (%s)", pid, jstr(h, "name", "?"))
-                                           : xasprintf("pid %lld (not visible here: another PID namespace)", pid));
-    }
-    if (nothers > MAX_OTHERS) {
-        long long rest = others;
-        for (int k = 0; k < m->nparts; k++)
-            rest -= m->parts[k].bytes > 0 ? m->parts[k].bytes : 0;
-        add_part(m, MP_OTHER, rest, -1, xasprintf("%d more processes", nothers - MAX_OTHERS));
-    }
+    long long others = 0, self = holder_parts(m, t, jget(e, "holders"), &others);
     if (m->holders_known && self < 0)
         self = 0; /* NVML lists every process holding memory: not listed, none */
     int before = m->nparts;
@@ -212,8 +219,11 @@ static bool make_picture(struct analysis *a, int g, struct mem_picture *m)
                              fmt_size(total, sz, sizeof sz), nd ? ", NVML device " : "", nd ? nd : "");
         free(when);
     }
-    if (!m->holders_known)
-        m->note = xasprintf("NVML: %s", jstr(e, "nvml", "not asked"));
+    if (is_kind(e, "output"))
+        m->note = xstrdup("the numbers are PyTorch's message: it does not say which other processes hold memory");
+    else if (!m->holders_known)
+        m->note = jstr(e, "nvml", NULL) ? xasprintf("who holds the memory is not known: NVML: %s", jstr(e, "nvml", ""))
+                                        : xstrdup("who holds the memory is not known: NVML was not asked at this failure");
     return true;
 }
 

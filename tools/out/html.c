@@ -201,7 +201,8 @@ static int memory_bar(FILE *o, const struct mem_picture *m, struct seg *sg, int 
         const struct mem_part *q = &m->parts[k];
         long long b = q->bytes > 0 ? q->bytes : 0;
         char *label = xasprintf("%s %s", q->label, size_text(q->bytes, sz, sizeof sz));
-        sg[k] = (struct seg){bar_x(at, span), bar_x(at + b, span), part_class(q, &nother, &npool), term_text(label), q};
+        sg[k] = (struct seg){bar_x(at, span), bar_x(at + b, span), part_class(q, &nother, &npool),
+                             shown_fit(label, (int)(BAR_W / (CH_W * SMALL))), q};
         free(label);
         at += b;
         fprintf(o, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" class=\"seg %s\" data-bytes=\"%lld\"><title>",
@@ -268,7 +269,7 @@ static int zoom_row(FILE *o, const struct mem_picture *m, int y)
 {
     long long span = mem_picture_span(m), req = m->request > 0 ? m->request : 0;
     long long big = m->free > req ? m->free : req;
-    long long range = big * 3 / 2 > span ? span : big * 3 / 2; /* the last `range` bytes of the bar */
+    long long range = (double)big * 1.5 >= (double)span ? span : big + big / 2; /* the last `range` bytes of the bar */
     if (range <= 0)
         return y;
     long long used = range - m->free > 0 ? range - m->free : 0;
@@ -488,15 +489,13 @@ static void time_axis(FILE *o, const struct lane_geom *g)
 /* libraries loaded close together (within one label's width) share one tick label */
 struct lib_group { double x; int first, n; };
 
-/* below the axis: failure numbers and library names in rows, then the
- * failures written out; returns the lane's bottom */
-static int lane_marks(FILE *o, struct trace *t, const struct lane_geom *g)
+/* failures: a dot on the axis each, the first MAX_FAIL_LINES numbered below
+ * it and written out (lines, owned); returns how many there are */
+static int lane_failures(FILE *o, struct trace *t, const struct lane_geom *g, struct rows *r, int marks_y,
+                         char **lines, int *shown)
 {
     json_t *evs = t->events;
-    struct rows r = {0};
-    int marks_y = g->base + 32, nfail = 0, shown_fail = 0;
-    char *lines[MAX_FAIL_LINES] = {0};
-    /* failures first: their numbers matter more than library names */
+    int nfail = 0;
     for (size_t i = 0; i < json_array_size(evs); i++) {
         if (!is_failure_event(t, i))
             continue;
@@ -507,36 +506,39 @@ static int lane_marks(FILE *o, struct trace *t, const struct lane_geom *g)
         esc(o, d);
         fputs("</title></circle>\n", o);
         nfail++;
-        if (shown_fail < MAX_FAIL_LINES) {
-            char num[16];
+        if (*shown < MAX_FAIL_LINES) {
+            char num[16], tl[32];
             snprintf(num, sizeof num, "%d", nfail);
             double w = text_w(num, SMALL);
-            int row = row_for_lead(&r, x - w / 2, x + w / 2, x);
+            int row = row_for_lead(r, x - w / 2, x + w / 2, x);
             if (row >= 0) {
                 if (row)
                     fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"lead\"/>\n", x,
                             g->base + 6, x, marks_y + row * ROW - 10);
                 svg_text(o, x, marks_y + row * ROW, "m small fnum", "middle", num, NULL);
             }
-            char tl[32];
             time_label(tl, sizeof tl, jnum(e, "t", 0) + g->off - g->t0, g->span, 4);
-            lines[shown_fail++] = xasprintf("%d  at %s  %s", nfail, tl, d);
+            lines[(*shown)++] = xasprintf("%d  at %s  %s", nfail, tl, d);
         }
         free(d);
     }
-    for (size_t i = 0; i < json_array_size(evs); i++) { /* fallbacks: a diamond at the plot's top */
-        json_t *e = json_array_get(evs, i);
-        if (strcmp(jstr(e, "ev", ""), "fallback") != 0)
-            continue;
-        fprintf(o, "<path d=\"M%.1f %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ", lane_x(g, jnum(e, "t", 0)),
-                g->top_y);
-        esc(o, jstr(e, "action", "?"));
-        fputs("</title></path>\n", o);
-    }
-    /* libraries: a tick each, names in groups of those close together */
+    return nfail;
+}
+
+/* libraries: a tick each, names in groups of those loaded close together;
+ * fallbacks: a diamond at the plot's top */
+static void lane_libs(FILE *o, struct trace *t, const struct lane_geom *g, struct rows *r, int marks_y)
+{
+    json_t *evs = t->events;
     struct lib_group grp = {.first = -1};
     for (size_t i = 0; i <= json_array_size(evs); i++) {
         json_t *e = json_array_get(evs, i);
+        if (e && strcmp(jstr(e, "ev", ""), "fallback") == 0) {
+            fprintf(o, "<path d=\"M%.1f %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ",
+                    lane_x(g, jnum(e, "t", 0)), g->top_y);
+            esc(o, jstr(e, "action", "?"));
+            fputs("</title></path>\n", o);
+        }
         if (e && strcmp(jstr(e, "ev", ""), "lib") != 0)
             continue;
         double x = e ? lane_x(g, jnum(e, "t", 0)) : 0;
@@ -554,12 +556,23 @@ static int lane_marks(FILE *o, struct trace *t, const struct lane_geom *g)
             char *l = grp.n > 1 ? xasprintf("%s +%d", name, grp.n - 1) : xstrdup(name);
             char *shown = shown_fit(l, 40);
             double w = text_w(shown, SMALL), x0 = grp.x + w > W - 2 ? W - 2 - w : grp.x;
-            if (row_for(&r, x0, x0 + w) >= 0)
-                svg_text(o, x0, marks_y + r.p[r.n - 1].row * ROW, "m small libt", NULL, shown, NULL);
+            if (row_for(r, x0, x0 + w) >= 0)
+                svg_text(o, x0, marks_y + r->p[r->n - 1].row * ROW, "m small libt", NULL, shown, NULL);
             free(shown), free(l);
         }
         grp = (struct lib_group){.x = x, .first = (int)i, .n = 1};
     }
+}
+
+/* below the axis: failure numbers and library names in rows, then the
+ * failures written out; returns the lane's bottom */
+static int lane_marks(FILE *o, struct trace *t, const struct lane_geom *g)
+{
+    struct rows r = {0};
+    int marks_y = g->base + 32, shown_fail = 0;
+    char *lines[MAX_FAIL_LINES] = {0};
+    int nfail = lane_failures(o, t, g, &r, marks_y, lines, &shown_fail); /* first: numbers matter more than names */
+    lane_libs(o, t, g, &r, marks_y);
     int y = marks_y + (r.used ? r.used - 1 : -1) * ROW + 4;
     if (r.dropped) {
         char *l = xasprintf("(%d more libraries or failures: see the table below)", r.dropped);
