@@ -167,6 +167,27 @@ static const char *size_text(long long b, char *buf, size_t n)
     return fmt_size(b, buf, n);
 }
 
+/* a figure is drawn into a buffer first: its height is known only at its end */
+struct figure_buf { char *buf; size_t len; FILE *f; };
+
+static FILE *figure_open(struct figure_buf *fb)
+{
+    *fb = (struct figure_buf){0};
+    if (!(fb->f = open_memstream(&fb->buf, &fb->len)))
+        exit(2);
+    return fb->f;
+}
+
+static void figure_close(FILE *o, struct figure_buf *fb, const char *cls, int height)
+{
+    fclose(fb->f);
+    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
+            cls, W, height, W, height);
+    fwrite(fb->buf, 1, fb->len, o);
+    fputs("</svg>\n", o);
+    free(fb->buf);
+}
+
 /* ---- the GPU's memory at a failure: one bar of the whole GPU */
 #define BAR_X 10
 #define BAR_W (W - 20)
@@ -344,12 +365,8 @@ static void memory_picture(FILE *o, const struct mem_picture *m)
     fputs("<figure class=\"gpumem\"><figcaption>", o);
     esc(o, m->title);
     fputs("</figcaption>\n", o);
-    /* drawn into a buffer first: its height is known only at the end */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *b = open_memstream(&buf, &len);
-    if (!b)
-        exit(2);
+    struct figure_buf fb;
+    FILE *b = figure_open(&fb);
     int y = memory_bar(b, m, sg, 4);
     long long span = mem_picture_span(m);
     double free_x = sg[m->nparts - 1].x0; /* free is the last part */
@@ -358,12 +375,7 @@ static void memory_picture(FILE *o, const struct mem_picture *m)
         y = request_row(b, m, free_x, y + 4) + 6;
     if (thin < 40 && (m->free > 0 || m->request > 0))
         y = zoom_row(b, m, y + 8) + 4;
-    fclose(b);
-    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"membar\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-            W, y + 4, W, y + 4);
-    fwrite(buf, 1, len, o);
-    fputs("</svg>\n", o);
-    free(buf);
+    figure_close(o, &fb, "membar", y + 4);
     memory_table(o, m, sg);
     if (m->note) {
         fputs("<p><small>", o);
@@ -921,23 +933,15 @@ static void timeline(FILE *o, struct analysis *a)
     if ((size_t)lanes < a->s->n)
         fprintf(o, "; %d of the %zu processes: the first to fail and one of each kind", lanes, a->s->n);
     fputs(".</small></p>\n", o);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *b = open_memstream(&buf, &len);
-    if (!b)
-        exit(2);
+    struct figure_buf fb;
+    FILE *b = figure_open(&fb);
     int y = 0;
     for (int k = 0; k < lanes; k++) {
         if (k)
             fprintf(b, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"sep\"/>\n", y, W, y);
         y = lane(b, a, pick[k], y, t0, span) + 6;
     }
-    fclose(b);
-    fprintf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W,
-            y, W, y);
-    fwrite(buf, 1, len, o);
-    fputs("</svg>\n", o);
-    free(buf);
+    figure_close(o, &fb, "timeline", y);
 }
 
 /* one folded table of processes: "WHO: WHAT LINE" above it */
