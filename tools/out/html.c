@@ -501,13 +501,34 @@ static void time_axis(FILE *o, const struct lane_geom *g)
 /* libraries loaded close together (within one label's width) share one tick label */
 struct lib_group { double x; int first, n; };
 
+/* the number label of failures first..last, which lie close together at x */
+static void failure_number(FILE *o, const struct lane_geom *g, struct rows *r, int marks_y, double x, int first,
+                           int last)
+{
+    char num[32];
+    if (last > first)
+        snprintf(num, sizeof num, "%d-%d", first, last);
+    else
+        snprintf(num, sizeof num, "%d", first);
+    double w = text_w(num, SMALL);
+    int row = row_for_lead(r, x - w / 2, x + w / 2, x);
+    if (row < 0)
+        return;
+    if (row)
+        fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"lead\"/>\n", x, g->base + 6, x,
+                marks_y + row * ROW - 10);
+    svg_text(o, x, marks_y + row * ROW, "m small fnum", "middle", num, NULL);
+}
+
 /* failures: a dot on the axis each, the first MAX_FAIL_LINES numbered below
- * it and written out (lines, owned); returns how many there are */
+ * it (those close together under one number, 1-3) and written out (lines,
+ * owned); returns how many there are */
 static int lane_failures(FILE *o, struct trace *t, const struct lane_geom *g, struct rows *r, int marks_y,
                          char **lines, int *shown)
 {
     json_t *evs = t->events;
-    int nfail = 0;
+    int nfail = 0, first = 0;
+    double gx = 0;
     for (size_t i = 0; i < json_array_size(evs); i++) {
         if (!is_failure_event(t, i))
             continue;
@@ -519,21 +540,20 @@ static int lane_failures(FILE *o, struct trace *t, const struct lane_geom *g, st
         fputs("</title></circle>\n", o);
         nfail++;
         if (*shown < MAX_FAIL_LINES) {
-            char num[16], tl[32];
-            snprintf(num, sizeof num, "%d", nfail);
-            double w = text_w(num, SMALL);
-            int row = row_for_lead(r, x - w / 2, x + w / 2, x);
-            if (row >= 0) {
-                if (row)
-                    fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"lead\"/>\n", x,
-                            g->base + 6, x, marks_y + row * ROW - 10);
-                svg_text(o, x, marks_y + row * ROW, "m small fnum", "middle", num, NULL);
+            if (first && x - gx >= 14) { /* the group before is complete */
+                failure_number(o, g, r, marks_y, gx, first, nfail - 1);
+                first = 0;
             }
+            if (!first)
+                first = nfail, gx = x;
+            char tl[32];
             time_label(tl, sizeof tl, jnum(e, "t", 0) + g->off - g->t0, g->span, 4);
             lines[(*shown)++] = xasprintf("%d  at %s  %s", nfail, tl, d);
         }
         free(d);
     }
+    if (first)
+        failure_number(o, g, r, marks_y, gx, first, *shown);
     return nfail;
 }
 
