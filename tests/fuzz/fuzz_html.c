@@ -23,10 +23,10 @@
 static const char *const tags[] = {"!DOCTYPE", "html", "head", "meta", "title", "style", "body", "h1", "h2", "p",
                                    "b", "span", "small", "div", "dl", "dt", "dd", "ul", "li", "table", "tr", "th",
                                    "td", "br", "details", "summary", "svg", "polyline", "rect", "line", "path",
-                                   "circle", "text", NULL};
+                                   "circle", "text", "figure", "figcaption", "code", "polygon", NULL};
 static const char *const attrs[] = {"charset", "http-equiv", "content", "class", "xmlns", "width", "height",
                                     "viewBox", "points", "x", "y", "x1", "y1", "x2", "y2", "d", "cx", "cy", "r",
-                                    NULL};
+                                    "text-anchor", "data-bytes", NULL};
 
 static int in(const char *const *set, const char *s, size_t n)
 {

@@ -55,6 +55,83 @@ check "traced: HTML in an iframe, the page holds the failure and the trace's pat
 check "traced: the page loads nothing from outside (no src=/href= to http, no <link>, no <script src>)" \
     jq -e '.page | test("(src|href)=\"(https?:)?//|<link |<script src") | not' "$WORK/o1.json"
 
+check "traced: the page is one view: each section once, no second Processes table" \
+    jq -e '.page | ([match("<h2>[^<]*</h2>"; "g").string] | (length == (unique | length))) and (test("<h2>Processes") | not) and (test("<h2>This process now</h2>"))' "$WORK/o1.json"
+check "traced: the page lists the trace's failure once, from report --json" \
+    jq -e '.page | [match("<li>#[0-9]+ cudnnCreate -&gt; CUDNN_STATUS_NOT_INITIALIZED"; "g")] | length == 1' "$WORK/o1.json"
+check "traced: the page runs no script (its policy forbids it)" \
+    jq -e '.page | (test("<script"; "i") | not) and test("default-src .none.")' "$WORK/o1.json"
+
+# 1b. a memory failure on the test doubles (another process holds 1020 MiB of 1 GiB; its name is markup):
+# the page draws the GPU at the failure and now from the JSON models, every string escaped
+D=$BUILD_DIR/doubles
+if [ -e "$D/nvml/libnvidia-ml.so.1" ] && [ -e "$D/cudnn9/libcudnn.so.9" ]; then
+    mkdir -p "$WORK/run3" "$WORK/evil"
+    cp "$(command -v sleep)" "$WORK/evil/<svg onload=1>"
+    "$WORK/evil/<svg onload=1>" 300 &
+    HOLDER=$!
+    cat >"$WORK/mem.py" <<PYEOF
+import ctypes, json, sys
+cudart = ctypes.CDLL("$D/cudart/libcudart.so.13")
+cudart.cudaSetDevice(0)
+p = ctypes.c_void_p()
+cudart.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(8 << 20))
+h = ctypes.c_void_p()
+ctypes.CDLL("$D/cudnn9/libcudnn.so.9").cudnnCreate(ctypes.byref(h))
+import convguard
+c = convguard.check()
+open(sys.argv[1] + ".html", "w").write(c.html())
+json.dump(c.to_dict(), open(sys.argv[1], "w"))
+PYEOF
+    (cd "$WORK/run3" && CONVGUARD_QUIET=1 LD_LIBRARY_PATH=$D/cudnn9:$D/cudart:$D/cuda:$D/nvml CGTEST_GPU_TOTAL_MB=1024 \
+        CGTEST_GPU_HELD_MB=1020 CGTEST_HOLDER_PID=$HOLDER LD_PRELOAD=$SHIM "$PY" "$WORK/mem.py" "$WORK/o7.json")
+    kill $HOLDER 2>/dev/null
+    "$PY" - "$WORK/o7.json" >"$WORK/o7.out" 2>&1 <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+page = open(sys.argv[1] + ".html").read()
+pics = d["trace"]["gpu_memory"]
+assert len(pics) == 1 and pics[0]["parts"][0]["label"].startswith("pid "), pics
+bars = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="membar".*?</svg>', page, re.S)
+assert len(bars) == 2, "two bars: at the failure and now (%d)" % len(bars)
+for bar, parts, span in ((bars[0], pics[0]["parts"], pics[0]["span"]), (bars[1], None, None)):
+    segs = re.findall(r'<rect x="([0-9.]+)" y="4" width="([0-9.]+)" height="30" class="seg [a-z0-9]+" data-bytes="([0-9]+)"', bar)
+    got = [int(b) for _, _, b in segs]
+    if parts is not None:
+        assert got == [max(p["bytes"] or 0, 0) for p in parts], (got, parts)
+    for _, w, b in segs:
+        assert abs(float(w) - 940 * int(b) / (span or sum(got))) < 0.02, (w, b)
+assert "&lt;svg onload=1&gt;" in page and "<svg onload" not in page, "the holder's name escaped"
+try:
+    import html5lib
+except ImportError:
+    html5lib = None
+if html5lib:
+    doc = html5lib.parse(page, namespaceHTMLElements=False)
+    for el in doc.iter():
+        assert not str(el.tag).endswith("script"), "a script element"
+        assert not any(k.startswith("on") for k in el.attrib), ("an on* attribute", el.tag, el.attrib)
+print("ok", len(bars), "bars", "html5lib" if html5lib else "no html5lib")
+PY
+    check "memory failure: the page draws the GPU at the failure (the JSON's parts, in proportion) and now; names escaped ($(tail -1 "$WORK/o7.out"))" \
+        grep -q '^ok' "$WORK/o7.out"
+    check "memory failure: the holder by pid and name in the model (NVML's holders)" \
+        jq -e '.trace.gpu_memory[0].parts[0] | .kind == "other_process" and (.label | contains("<svg onload=1>"))' "$WORK/o7.json"
+    CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+    if [ -n "$CHROME" ]; then
+        check "memory failure: Chromium's layout of the notebook view, no overlap, bars in proportion" \
+            python3 "$ROOT/tests/report/layout_check.py" "$CHROME" "$WORK/o7.json.html" "$WORK"
+        timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$WORK/chrome" \
+            --window-size=1100,1900 --screenshot="$WORK/check.png" "file://$WORK/o7.json.html" >/dev/null 2>&1
+        check "memory failure: Chromium renders the notebook view" test -s "$WORK/check.png"
+        [ -n "${CHECK_SHOT:-}" ] && cp "$WORK/check.png" "$CHECK_SHOT"
+    else
+        echo "  skip t_check: no chromium: the notebook view's layout not checked"
+    fi
+else
+    echo "  skip t_check: no test doubles (make doubles build/doubles/nvml/libnvidia-ml.so.1): memory view not checked"
+fi
+
 # 2. no shim: the snapshot alone, and the way to get a trace
 mkdir -p "$WORK/run2" && (cd "$WORK/run2" && "$PY" "$WORK/traced.py" "$WORK/o2.json")
 check "untraced: not preloaded, no trace, the text says so" \

@@ -17,13 +17,50 @@ check "healthy: exit 0, the page says no problem found" grep -q "no problem foun
 "$CG" report --html /nonexistent/dir/x.html "$TR" >/dev/null 2>&1
 check "an unwritable --html path: exit 2" test $? = 2
 
+
+# the GPU's memory at a memory failure: one bar of the whole GPU, its parts the JSON's (analysis/memory.c)
+HM=$ROOT/tests/report/traces/handle_memory_held.jsonl
+"$CG" report --html "$WORK/held.html" "$HM" >/dev/null 2>&1
+"$CG" report --json "$HM" >"$WORK/held.json" 2>/dev/null
+check "memory failure: a GPU memory section before the problems" \
+    bash -c "grep -n 'GPU memory at the failure\|class=\"problem' '$WORK/held.html' | head -1 | grep -q 'GPU memory at the failure'"
+check "memory failure: the JSON's gpu_memory has the holder by pid and name, this process and free" \
+    jq -e '.gpu_memory[0] | ([.parts[].kind] | index("other_process") != null and index("free") != null and index("self") != null) and (.parts[0].label | test("^pid [0-9]+ \\("))' "$WORK/held.json"
+# the bar's segments, as the page writes them: bytes in the JSON's order, widths in proportion to them
+python3 - "$WORK/held.html" "$WORK/held.json" >"$WORK/segs.out" 2>&1 <<'PY'
+import json, re, sys
+page, rep = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+bar = page[page.index('<svg xmlns="http://www.w3.org/2000/svg" class="membar"'):]
+bar = bar[:bar.index('</svg>')]
+segs = re.findall(r'<rect x="([0-9.]+)" y="4" width="([0-9.]+)" height="30" class="seg [a-z0-9]+" data-bytes="([0-9]+)"', bar)
+pic = rep['gpu_memory'][0]
+want = [max(p['bytes'] or 0, 0) for p in pic['parts']]
+assert [int(b) for _, _, b in segs] == want, (segs, want)
+for x, w, b in segs:
+    assert abs(float(w) - 940 * int(b) / pic['span']) < 0.02, (w, b)
+print('ok', len(segs))
+PY
+check "memory failure: the bar's segments are the JSON's parts, widths in proportion to bytes ($(tail -1 "$WORK/segs.out"))" grep -q '^ok' "$WORK/segs.out"
+check "memory failure: a request whose size the trace lacks is said so in the legend, not drawn" \
+    bash -c "grep -q 'asked: cudnnCreate (CUDNN_STATUS_INTERNAL_ERROR; how much it needed is not recorded)' '$WORK/held.html' && ! grep -q 'class=\"req\" data-bytes' '$WORK/held.html'"
+check "memory failure: free memory too thin to see at the GPU's scale: the bar's end enlarged" grep -q "the bar&#39;s last\|the bar's last" "$WORK/held.html"
+check "backticks of a fix are <code>, none shown" \
+    bash -c "grep -q '<code>kill [0-9]*</code>' '$WORK/held.html' && ! grep -o '<dd>[^<]*' '$WORK/held.html' | grep -q '\`'"
+check "the time axis has labelled ticks in one unit (not one '0.001 s')" \
+    bash -c "test \$(grep -cE 'class=\"m small\" text-anchor=\"middle\">[0-9.]+ (µs|ms|s|min|h)<' '$WORK/held.html') -ge 4"
+check "no GPU readings: the note sits in an empty plot, the failures are listed under it" \
+    bash -c "'$CG' report --html '$WORK/nodrv.html' '$ROOT/tests/report/traces/handle_no_driver.jsonl' >/dev/null 2>&1; grep -q 'no GPU memory readings' '$WORK/nodrv.html' && grep -q 'class=\"m small ftext\">1  at ' '$WORK/nodrv.html'"
+check "library ticks are named on the page, not only in tooltips" grep -q 'class="m small libt"' "$WORK/nodrv.html"
+check "every page keeps its policy: no script, nothing loaded" \
+    bash -c "for f in '$WORK'/*.html; do grep -q \"default-src 'none'\" \"\$f\" && ! grep -qiE '<script|(src|href)=' \"\$f\" || exit 1; done"
+
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ]; then
     echo "  skip t_report_html: no chromium (apt-get install chromium) - rendering not checked"
     finish
     exit $?
 fi
-flags="--headless --no-sandbox --disable-gpu --user-data-dir=$WORK/chrome --no-first-run"
+flags="--headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=$WORK/chrome --no-first-run"
 timeout 60 "$CHROME" $flags --window-size=1100,1400 --screenshot="$WORK/shot.png" "file://$H" >/dev/null 2>&1
 check "chromium renders a screenshot" test -s "$WORK/shot.png"
 # a tiny PNG decoder (zlib only): count the pixels that are not near white
@@ -57,4 +94,53 @@ check "the screenshot is not blank ($nonwhite dark pixels)" test "${nonwhite:-0}
 timeout 60 "$CHROME" $flags --dump-dom "file://$H" >"$WORK/dom.html" 2>/dev/null
 check "the rendered page shows the failure" grep -q "all_algos_exceed_free_memory" "$WORK/dom.html"
 check "the rendered page shows the cause" grep -q "needs a 1.5 GiB workspace" "$WORK/dom.html"
+# the pages as Chromium lays them out: no two texts of a figure overlap, none runs out of it, the
+# bar's segments in proportion to their bytes (tests/report/layout_check.py)
+layout() { python3 "$ROOT/tests/report/layout_check.py" "$CHROME" "$@" "$WORK" >"$WORK/layout.out" 2>&1; local rc=$?; cat "$WORK/layout.out" >&2; return $rc; }
+"$CG" report --json "$ROOT/tests/report/traces/own_pool_took_memory.jax_h200.jsonl" >"$WORK/jax.json" 2>/dev/null
+"$CG" report --html "$WORK/jax.html" "$ROOT/tests/report/traces/own_pool_took_memory.jax_h200.jsonl" >/dev/null 2>&1
+for p in held:held.json jax:jax.json nodrv: report:; do
+    f=${p%%:*} j=${p#*:}
+    check "Chromium's layout of $f.html: no overlap, segments in proportion$([ -n "$j" ] && echo " to the JSON's bytes")" \
+        layout "$WORK/$f.html" ${j:+--expect "$WORK/$j"}
+done
+# hostile names: a holder and a program named with markup, three times over: labels cut to fit, escaped
+python3 - "$ROOT/tests/report/traces/handle_memory_held.jsonl" "$WORK/evil.jsonl" <<'PY'
+import json, sys
+P = '</title></text></svg><script>alert(1)</script> <img src=x onerror=alert(1)>"><svg onload=alert(1)>\x1b[2J' * 3
+out = []
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    for h in e.get('holders') or []:
+        if h.get('name'):
+            h['name'] += P
+    if e['ev'] == 'start':
+        e['argv'] = [a + P for a in e['argv']]
+    out.append(json.dumps(e))
+open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
+PY
+"$CG" report --html "$WORK/evil.html" "$WORK/evil.jsonl" >/dev/null 2>&1
+"$CG" report --json "$WORK/evil.jsonl" >"$WORK/evil.json" 2>/dev/null
+check "hostile names: Chromium's layout, labels cut to fit, no overlap, the bar the JSON's" \
+    layout "$WORK/evil.html" --expect "$WORK/evil.json"
+check "hostile names: no element of theirs on the page" bash -c "! grep -qiE '<script|<img|<svg onload' '$WORK/evil.html' && grep -q '&lt;script&gt;alert' '$WORK/evil.html'"
+# make demo's report (the doubles: another process holds 1020 MiB of 1 GiB)
+if [ -x "$BUILD_DIR/clients/client_tflike" ] && [ -e "$BUILD_DIR/doubles/nvml/libnvidia-ml.so.1" ]; then
+    CONVGUARD_DEMO_DOUBLES=1 TMPDIR=$WORK "$ROOT/examples/demo.sh" >"$WORK/demo.out" 2>&1
+    DD=$(sed -n 's/^(traces kept in \([^;]*\);.*/\1/p' "$WORK/demo.out")
+    "$CG" report --html "$WORK/demo.html" "$DD" >/dev/null 2>&1
+    "$CG" report --json "$DD" >"$WORK/demo.json" 2>/dev/null
+    check "make demo's page: the request that failed beside the bar (8 MiB asked, 2.0x the free)" \
+        bash -c "grep -q 'class=\"req\" data-bytes=\"8388608\"' '$WORK/demo.html' && grep -q 'asked for 8 MiB: 2.0x the 4 MiB free' '$WORK/demo.html'"
+    check "make demo's page: the holder 'sleep' drawn on the bar" grep -q 'class="seg mo0" data-bytes="1069547520"><title>pid [0-9]* (sleep) 1020 MiB' "$WORK/demo.html"
+    check "make demo's page: Chromium's layout, no overlap, the bar is the JSON's" layout "$WORK/demo.html" --expect "$WORK/demo.json"
+else
+    echo "  skip t_report_html: make demo's page not checked (make doubles clients build/doubles/nvml first)"
+fi
+# a 1000-rank job (gen_ranks.py: one rank's memory failure, the others killed after it)
+python3 "$ROOT/tests/report/gen_ranks.py" "$WORK/ranks" --ranks 1000 --hosts 125 --size 4000 --scenario cascade >/dev/null 2>&1
+"$CG" report --html "$WORK/ranks.html" "$WORK/ranks" >/dev/null 2>&1
+"$CG" report --json "$WORK/ranks" >"$WORK/ranks.json" 2>/dev/null
+check "1000 ranks: one bar, of the rank that failed first (rank 37)" jq -e '(.gpu_memory | length) == 1 and (.gpu_memory[0].label | startswith("rank 37 "))' "$WORK/ranks.json"
+check "1000 ranks: Chromium's layout of 16 lanes, no overlap" layout "$WORK/ranks.html" --expect "$WORK/ranks.json"
 finish

@@ -46,6 +46,7 @@ struct analysis *analyse(struct trace_set *s)
     judge_completeness(a);
     group_findings(a);
     group_processes(a, analysis_in_table);
+    memory_pictures(a);
     find_first_failure(a);
     compare_processes(a);
     return a;
@@ -71,6 +72,9 @@ void analysis_free(struct analysis *a)
     for (size_t i = 0; i < a->s->n; i++)
         free(a->p[i].label), free(a->p[i].prog), free(a->p[i].cudnn_mix), free(a->p[i].incomplete);
     analysis_groups_free(a);
+    for (int k = 0; k < a->npics; k++)
+        mem_picture_free(&a->pics[k]);
+    free(a->pics);
     free(a->f);
     free(a->p);
     json_decref(a->incons);

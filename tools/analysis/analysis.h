@@ -86,6 +86,29 @@ struct first_failure {
     size_t quiet;      /* others that ran on without a failure */
 };
 
+/* Where the GPU's memory was at a memory failure (memory.c): the bar's parts
+ * in order, other processes first, free last. */
+enum mem_part_kind { MP_OTHER, MP_POOL, MP_SELF, MP_UNKNOWN, MP_FREE };
+struct mem_part {
+    enum mem_part_kind kind;
+    long long bytes;  /* -1: not known (listed, not drawn) */
+    long long pid;    /* MP_OTHER: the holder's, -1 for the folded rest */
+    char *label;      /* "pid 16879 (sleep)", "this process: JAX's pool (one block of 139.2 GiB)", "free" */
+};
+struct mem_picture {
+    size_t ti;        /* the process */
+    int group;        /* the problem (a->groups) */
+    json_t *ev;       /* the event it was read from (borrowed) */
+    long long total, free;
+    long long request;   /* what failed asked for, -1: not recorded */
+    char *request_text;  /* "cuMemAlloc_v2 of 8 MiB", "cudnnCreate: its cuMemAlloc_v2 of 8 MiB" */
+    bool holders_known;  /* NVML listed who holds memory */
+    char *title;         /* "GPU memory when cudnnCreate failed (#13, pid 77; a 1.0 GiB GPU, NVML device index:0)" */
+    char *note;          /* why the holders are not known, NULL */
+    struct mem_part *parts;
+    int nparts;
+};
+
 struct analysis {
     struct trace_set *s;
     struct finding *f;
@@ -102,6 +125,8 @@ struct analysis {
     int nincomplete;  /* processes whose trace is incomplete (complete.c) */
     int nfailed;      /* processes whose outcome is OC_FAILED (outcome.c) */
     int nunowned;     /* runs whose failure no traced process owns (outcome.c) */
+    struct mem_picture *pics; /* memory failures, one per problem, at most 4 (memory.c) */
+    int npics;
 };
 
 /* ---- analyse.c */
@@ -170,6 +195,12 @@ char *who_counted(struct analysis *a, const struct procs *p);
 void group_findings(struct analysis *a);  /* blocks and groups */
 void group_processes(struct analysis *a, bool (*shown)(struct analysis *, size_t));
 void analysis_groups_free(struct analysis *a);
+
+/* ---- memory.c: a->pics, after the groups */
+void memory_pictures(struct analysis *a);
+long long mem_picture_span(const struct mem_picture *m); /* the bytes the whole bar stands for */
+const char *mem_part_kind_name(enum mem_part_kind k);   /* "other_process", "pool", "self", "unknown", "free" */
+void mem_picture_free(struct mem_picture *m);
 
 /* ---- first_failure.c */
 void find_first_failure(struct analysis *a);

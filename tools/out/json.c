@@ -166,6 +166,34 @@ static json_t *process_json(struct analysis *a, size_t i)
     }
 }
 
+static json_t *bytes_or_null(long long b) { return b >= 0 ? json_integer(b) : json_null(); }
+
+/* `gpu_memory`: where the GPU's memory was at each memory failure (analysis/memory.c) */
+static json_t *gpu_memory_json(struct analysis *a)
+{
+    json_t *pics = json_array();
+    for (int k = 0; k < a->npics; k++) {
+        struct mem_picture *m = &a->pics[k];
+        json_t *parts = json_array();
+        for (int i = 0; i < m->nparts; i++) {
+            struct mem_part *q = &m->parts[i];
+            json_array_append_new(parts, json_pack("{s:s, s:o, s:o, s:o}", "kind", mem_part_kind_name(q->kind), "label",
+                                                   json_text(q->label), "bytes", bytes_or_null(q->bytes), "pid",
+                                                   q->pid >= 0 ? json_integer(q->pid) : json_null()));
+        }
+        json_array_append_new(
+            pics, json_pack("{s:I, s:o, s:i, s:o, s:o, s:o, s:I, s:I, s:I, s:{s:o, s:o}, s:b, s:o, s:o}", "process",
+                            (json_int_t)m->ti, "label", json_text(a->p[m->ti].label), "group", m->group, "seq",
+                            bytes_or_null(jint(m->ev, "seq", -1)), "event", json_text(jstr(m->ev, "ev", "?")), "source",
+                            json_text(jstr(m->ev, "mem.source", "message")), "total", (json_int_t)m->total, "free", (json_int_t)m->free, "span",
+                            (json_int_t)mem_picture_span(m), "request", "bytes", bytes_or_null(m->request), "text",
+                            json_text(m->request_text), "holders_known", m->holders_known, "title", json_text(m->title),
+                            "note", m->note ? json_text(m->note) : json_null()));
+        json_object_set_new(json_array_get(pics, json_array_size(pics) - 1), "parts", parts);
+    }
+    return pics;
+}
+
 /* Everything but "processes", in the order of the document */
 static json_t *rest_json(struct analysis *a)
 {
@@ -218,9 +246,10 @@ static json_t *rest_json(struct analysis *a)
         if (a->p[i].incomplete)
             json_array_append_new(incomplete, json_pack("{s:I, s:s, s:s}", "process", (json_int_t)i, "label",
                                                         a->p[i].label, "text", a->p[i].incomplete));
-    return json_pack("{s:o, s:o, s:o, s:o, s:O, s:o, s:o}", "findings", finds, "groups", groups, "process_groups",
-                     pgroups, "first_failure", first_failure_json(a), "inconsistencies", a->incons, "incomplete",
-                     incomplete, "unreadable", a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:O, s:o, s:o}", "findings", finds, "groups", groups, "process_groups",
+                     pgroups, "gpu_memory", gpu_memory_json(a), "first_failure", first_failure_json(a), "inconsistencies",
+                     a->incons, "incomplete", incomplete, "unreadable",
+                     a->s->unreadable ? json_incref(a->s->unreadable) : json_array());
 }
 
 /* the run's `outcome`: the summary every report starts with, and the counts */

@@ -222,7 +222,7 @@ static void process_block(struct analysis *a, FILE *out, size_t i, bool verbose)
                 long long ver = jint(e, "version", -1);
                 bool cudnn = strcmp(jstr(e, "family", ""), "cudnn") == 0;
                 if (cudnn && ver < 0 && p->cudnn_ver > 0) /* the dispatcher has no version of its own */
-                    snprintf(runs_as, sizeof runs_as, "(runs as %s: its parts')", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v));
+                    snprintf(runs_as, sizeof runs_as, "(runs as %s: its parts' version)", fmt_cudnn_ver(p->cudnn_ver, v, sizeof v));
                 term_printf(out, "    %s %s %s\n", jstr(e, "path", "?"),
                         *runs_as ? runs_as : cudnn ? fmt_cudnn_ver(ver, v, sizeof v) : fmt_cuda_ver(ver, v, sizeof v),
                         jstr(e, "via", ""));
