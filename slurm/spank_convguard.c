@@ -72,12 +72,12 @@ static struct {
 
 static int opt_cb(int val, const char *optarg, int remote);
 
-struct spank_option spank_options[] = {
-    {"convguard", "[DIR|off]",
-     "trace the job's CUDA and cuDNN calls with convguard, into DIR (%u user, %j job id); a failed step's report "
-     "and its headline on stderr",
-     2, 0, opt_cb},
-    SPANK_OPTIONS_TABLE_END,
+/* registered in slurm_spank_init: sbatch and salloc know no spank_options table (spank(7)) */
+static struct spank_option option = {
+    "convguard", "[DIR|off]",
+    "trace the job's CUDA and cuDNN calls with convguard, into DIR (%u user, %j job id); a failed step's report "
+    "and its headline on stderr",
+    2, 0, opt_cb,
 };
 
 static int opt_cb(int val, const char *optarg, int remote)
@@ -98,8 +98,10 @@ static int opt_cb(int val, const char *optarg, int remote)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-    (void)sp;
     char err[256];
+    spank_context_t ctx = spank_context();
+    if (ctx == S_CTX_LOCAL || ctx == S_CTX_ALLOCATOR || ctx == S_CTX_REMOTE)
+        spank_option_register(sp, &option);
     cgs_defaults(&cg.set);
     for (int i = 0; i < ac; i++)
         if (cgs_arg(&cg.set, av[i], err, sizeof err) != 0) {

@@ -116,26 +116,41 @@ static int write_report(int dfd, struct analysis *a)
     return 0;
 }
 
-/* "step 42.0 failed: [library] cuDNN could not create its handle (rank 1 (n1:77))"
+/* "step 42.0 failed (ranks 0-1 on n1: exit 1): [library] cuDNN could not create its handle",
  * and where the whole of it is */
 static void headline(struct analysis *a, const char *step, const char *dir)
 {
-    char *what = NULL;
+    struct procs failed = {0};
+    char *how = NULL, *who = NULL, *what = NULL;
+    bool alike = true;
+    for (size_t i = 0; i < a->s->n; i++) {
+        if (a->p[i].out.kind != OC_FAILED)
+            continue;
+        char *h = outcome_how(a, i);
+        if (!how)
+            how = h;
+        else
+            alike = alike && strcmp(h, how) == 0, free(h);
+        procs_add(&failed, i);
+    }
+    if (failed.n)
+        who = who_text(a, &failed);
     if (a->ngroups) {
-        struct fgroup *g = &a->groups[0];
-        struct finding *f = &a->f[a->blocks[g->blocks[0]].head];
-        char *who = who_text(a, &g->p);
-        what = xasprintf("[%s] %s (%s)", f->r->layer, f->title, who);
-        free(who);
+        struct finding *f = &a->f[a->blocks[a->groups[0].blocks[0]].head];
+        what = xasprintf("[%s] %s", f->r->layer, f->title);
     } else {
         what = outcome_summary(a);
     }
     char job[64];
     snprintf(job, sizeof job, "%.*s", (int)strcspn(step, "."), step);
-    term_printf(stdout, "convguard: step %s failed: %s\n", step, what);
+    if (who)
+        term_printf(stdout, "convguard: step %s failed (%s: %s%s): %s\n", step, who, how, alike ? "" : ", ...", what);
+    else
+        term_printf(stdout, "convguard: step %s failed: %s\n", step, what);
     term_printf(stdout, "convguard: the report: %s/report.txt; the whole job: convguard report --job %s\n", dir,
                 job);
-    free(what);
+    free(how), free(who), free(what);
+    procs_free(&failed);
 }
 
 static int report_step(int dfd, const char *dir, const char *step)

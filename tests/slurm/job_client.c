@@ -6,6 +6,7 @@
  *   cudnn        cudnnCreate; on failure TensorFlow's line on stderr, exit 1
  *   env          the variables the plugin may set (or "unset"), exit 0
  *   exit N       cuDNN loaded, then exit N
+ *   kill SIG     cuDNN loaded, then dies of signal SIG
  *   count SIG    cuDNN loaded, "ready" and its pid, then waits (20 s at most)
  *                for signal SIG, counting them; "got N", exit 5 */
 #include <dlfcn.h>
@@ -90,8 +91,14 @@ int main(int argc, char **argv)
         cudnn();
         return atoi(argv[2]);
     }
+    if (strcmp(mode, "kill") == 0 && argc > 2) {
+        cudnn();
+        signal(atoi(argv[2]), SIG_DFL);
+        raise(atoi(argv[2]));
+        return 0;
+    }
     if (strcmp(mode, "count") == 0 && argc > 2)
         return count(atoi(argv[2]));
-    fprintf(stderr, "usage: job_client cudnn | env | exit N | count SIG\n");
+    fprintf(stderr, "usage: job_client cudnn | env | exit N | kill SIG | count SIG\n");
     return 2;
 }
