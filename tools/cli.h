@@ -21,6 +21,7 @@ int cmd_step_report(int argc, char **argv); /* step_report.c: the Slurm plugin's
 /* jobdir.c: the step folders of Slurm job JOB under roots (none: the plugin's dir= of plugstack.conf),
  * sorted, NULL-terminated, *n of them; NULL (and said why) when none */
 char **job_folders(const char *job, char **roots, int nroots, int *n);
+void job_folders_free(char **v);
 
 /* doctor.c: fn(arg) in a forked child, its JSON answer ({error} when it died);
  * child_nvml: the driver and the GPUs with their memory holders, from NVML */

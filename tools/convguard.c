@@ -31,7 +31,7 @@ static int usage(FILE *o, int rc)
                "                  a Jupyter kernel with the shim preloaded\n"
                "  shim-path       the libconvguard.so run preloads (LD_PRELOAD=$(...))\n"
                "  step-report --step JOB.STEP [--task ...] DIR\n"
-               "                  a failed Slurm step's report, for the plugin (docs/slurm.md)\n"
+               "                  a failed Slurm step's report, for the Slurm plugin\n"
                "  version, -V     the version\n"
                "  help [COMMAND]  this text, or COMMAND's (as COMMAND --help)\n"
                "See convguard(1): man convguard.\n");

@@ -176,3 +176,10 @@ char **job_folders(const char *job, char **roots, int nroots, int *n)
     *n = f.n;
     return f.v;
 }
+
+void job_folders_free(char **v)
+{
+    for (int i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}

@@ -25,7 +25,7 @@ static int usage(FILE *o, int rc)
                "  --all-runs  every run in the folders; without it, the latest run alone\n"
                "              (processes that ran together), said when others are left out\n"
                "  -v          more detail: every library, every failure\n"
-               "  --job JOBID every step of a Slurm job the plugin traced (docs/slurm.md): its\n"
+               "  --job JOBID every step of a Slurm job the Slurm plugin traced: its\n"
                "              folders JOBID.<step> under PATH, or under the plugin's dir=\n"
                "the report starts from each process's outcome (exit status, signal, its final\n"
                "  error line)\n"
@@ -87,6 +87,25 @@ static int report_status(struct analysis *a)
     return analysis_problems(a) || analysis_incomplete(a) || a->nfailed || a->nunowned ? 1 : 0;
 }
 
+/* What to read: the step folders of a Slurm job (--job; each step is a run of
+ * its own: every run), the paths given, else $CONVGUARD_DIR, else
+ * ./convguard-logs; *argc their number.  NULL: the job has no folder. */
+static char **paths_to_read(const char *job, char **given, int *argc, int optind_, char **dflt, char ***owned,
+                            bool *all_runs)
+{
+    int n = *argc - optind_;
+    if (job) {
+        *all_runs = true;
+        return *owned = job_folders(job, given, n, argc);
+    }
+    if ((*argc = n) > 0)
+        return given;
+    const char *d = getenv("CONVGUARD_DIR");
+    dflt[0] = (char *)(d && *d ? d : "./convguard-logs");
+    *argc = 1;
+    return dflt;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
@@ -112,18 +131,10 @@ int cmd_report(int argc, char **argv)
     if (as_json && html && strcmp(html, "-") == 0)
         return fprintf(stderr, "convguard report: --json and --html - both write stdout; give --html a file\n"), 2;
     char *dflt[2] = {NULL, NULL}, **steps = NULL;
-    if (job) { /* the job's step folders are the paths; each step is a run of its own: every run */
-        int n = 0;
-        if (!(steps = job_folders(job, argv + optind, argc - optind, &n)))
-            return 2;
-        argv = steps, argc = n, optind = 0, all_runs = true;
-    } else if (optind >= argc) {
-        const char *d = getenv("CONVGUARD_DIR");
-        dflt[0] = (char *)(d && *d ? d : "./convguard-logs");
-        argv = dflt;
-        argc = 1;
-        optind = 0;
-    }
+    argv = paths_to_read(job, argv + optind, &argc, optind, dflt, &steps, &all_runs);
+    if (!argv)
+        return 2;
+    optind = 0;
     struct trace_set s = {0};
     rules_keep_events();
     for (int i = optind; i < argc; i++) { /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
@@ -151,9 +162,7 @@ int cmd_report(int argc, char **argv)
         rc = 2;
     analysis_free(a);
     trace_set_free(&s);
-    for (int i = 0; steps && steps[i]; i++)
-        free(steps[i]);
-    free(steps);
+    job_folders_free(steps);
     return rc;
 }
 

@@ -26,7 +26,7 @@ struct step_task { long rank, pid; int status; double start, end; };
 static int usage(FILE *o, int rc)
 {
     fprintf(o, "usage: convguard step-report --step JOB.STEP [--task RANK:PID:STATUS:START:END]... [--] DIR\n"
-               "  for the Slurm plugin (docs/slurm.md), run as the job's user when a step failed:\n"
+               "  for the Slurm plugin (convguard(1), SLURM), run as the job's user when a step failed:\n"
                "  each task's exit status kept beside the traces in DIR (STATUS as `convguard run`\n"
                "  returns it, 128+signal when killed; START, END in seconds since the epoch),\n"
                "  the step's report written to DIR/report.txt, its headline (two lines) on stdout\n"
