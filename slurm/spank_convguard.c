@@ -413,16 +413,27 @@ static void free_argv(char **argv)
     free(argv);
 }
 
-/* In the child: the job's user, and nothing of slurmstepd's but the pipe. */
-static void become_user(spank_t sp, int out)
+/* who the report runs as: the job's user, asked of Slurm before the fork */
+struct who {
+    uid_t uid;
+    gid_t gid, *gids;
+    int ngids;
+};
+
+static void job_user(spank_t sp, struct who *w)
 {
-    uid_t uid = 0;
-    gid_t gid = 0, *gids = NULL;
-    int ngids = 0;
-    spank_get_item(sp, S_JOB_UID, &uid);
-    spank_get_item(sp, S_JOB_GID, &gid);
-    if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS)
-        gids = NULL, ngids = 0;
+    memset(w, 0, sizeof *w);
+    spank_get_item(sp, S_JOB_UID, &w->uid);
+    spank_get_item(sp, S_JOB_GID, &w->gid);
+    if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &w->gids, &w->ngids) != ESPANK_SUCCESS)
+        w->gids = NULL, w->ngids = 0;
+}
+
+/* In the child, between fork and exec (async-signal-safe calls only): the
+ * job's user for good, and nothing of slurmstepd's but the pipe. */
+static void become_user(const struct who *w, int out)
+{
+    setpgid(0, 0); /* a group of its own: a report past its time is killed whole */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -435,11 +446,11 @@ static void become_user(spank_t sp, int out)
     if (syscall(SYS_close_range, 3U, ~0U, 0) != 0)
         for (int fd = 3; fd < 4096; fd++)
             close(fd);
-    if (setgroups((size_t)ngids, gids) != 0 && uid != 0)
+    if (setgroups((size_t)w->ngids, w->gids) != 0 && w->uid != 0)
         _exit(126);
-    if (setgid(gid) != 0 || setuid(uid) != 0 || getuid() != uid || geteuid() != uid)
+    if (setgid(w->gid) != 0 || setuid(w->uid) != 0 || getuid() != w->uid || geteuid() != w->uid)
         _exit(126);
-    if (uid != 0 && setuid(0) == 0) /* the drop must be for good */
+    if (w->uid != 0 && setuid(0) == 0) /* the drop must be for good */
         _exit(126);
     if (chdir("/") != 0)
         _exit(126);
@@ -476,7 +487,7 @@ static int collect(pid_t pid, int fd, char *buf, size_t cap, int *status)
     }
     buf[n] = 0;
     if (late)
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
     close(fd);
     while (waitpid(pid, status, 0) < 0 && errno == EINTR)
         ;
@@ -494,6 +505,8 @@ static void run_report(spank_t sp)
     }
     char **argv = report_argv(cmd);
     char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", NULL};
+    struct who w;
+    job_user(sp, &w);
     int pfd[2];
     if (!argv || pipe2(pfd, O_CLOEXEC) != 0) {
         free_argv(argv);
@@ -502,12 +515,14 @@ static void run_report(spank_t sp)
     pid_t pid = fork();
     if (pid == 0) {
         close(pfd[0]);
-        become_user(sp, pfd[1]);
+        become_user(&w, pfd[1]);
         execve(cmd, argv, envp);
         _exit(127);
     }
     close(pfd[1]);
     free_argv(argv);
+    if (pid > 0)
+        setpgid(pid, pid); /* as the child does itself: whichever runs first */
     if (pid < 0) {
         close(pfd[0]);
         return;
@@ -519,10 +534,15 @@ static void run_report(spank_t sp)
                         (unsigned long)cg.job, cg.step_name, cg.set.report_timeout, (unsigned long)cg.job);
         return;
     }
-    /* 1: no trace; that says so only when the job asked, and not for the batch script around its steps */
+    /* 0: the headline; 1: no trace, said only when the job asked, and not for the batch script
+     * around its steps; 2: why there is no report */
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (code == 0 || (code == 1 && cg.ask != CGS_UNSET && cg.step != SLURM_BATCH_SCRIPT))
+    if (code == 0 || code == 2 || (code == 1 && cg.ask != CGS_UNSET && cg.step != SLURM_BATCH_SCRIPT))
         relay_headline(text);
+    else if (code != 1)
+        slurm_spank_log("convguard: step %lu.%s failed; no report: %s step-report ended with %s %d",
+                        (unsigned long)cg.job, cg.step_name, cmd, WIFEXITED(status) ? "status" : "signal",
+                        WIFEXITED(status) ? code : WTERMSIG(status));
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

@@ -224,6 +224,26 @@ check "report=off: traced, no report, no headline" \
 srun -Q -n1 --convguard="$WORK/t13" "$C" env >"$WORK/t13.out" 2>&1
 check "fallback=on: CONVGUARD_FALLBACK=1 in the task" grep -qx '0: CONVGUARD_FALLBACK=1' "$WORK/t13.out"
 
+# ---- a report that hangs (report_timeout=), a command that is not there (convguard=)
+printf '#!/bin/sh\nsleep 30 &\necho $! >%s\nwait\n' "$WORK/slow.pid" >"$I/bin/slow-convguard"
+chmod 0755 "$I/bin/slow-convguard"
+# dead: no such process, or a zombie (its parent, pid 1 in a container, may never reap it)
+gone() { [ ! -e "/proc/$1/stat" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+export -f gone
+cluster_plugstack "$PLUG convguard=$I/bin/slow-convguard report_timeout=1"
+t0=$(date +%s%N)
+CGTEST_CUDNN_CREATE_STATUS=4000 srun -Q -n1 --convguard="$WORK/t14" "$C" cudnn >/dev/null 2>"$WORK/t14.err"
+rc=$? t1=$(date +%s%N)
+check "report_timeout=1: a report that hangs is given up, killed with what it started (the step ends in $(((t1 - t0) / 1000000)) ms, exit 1 kept)" \
+    bash -c "[ $rc = 1 ] && [ $(((t1 - t0) / 1000000)) -lt 4000 ] && [ -s '$WORK/slow.pid' ] && gone \$(cat '$WORK/slow.pid')"
+check "report_timeout=1: one line says the report took too long and what makes it" \
+    grep -qE "^convguard: step [0-9]+\.0 failed; its report took more than 1 s \(report_timeout=\), \`convguard report --job [0-9]+\` makes it\$" "$WORK/t14.err"
+cluster_plugstack "$PLUG convguard=$WORK/nowhere/convguard"
+CGTEST_CUDNN_CREATE_STATUS=4000 srun -Q -n1 --convguard="$WORK/t15" "$C" cudnn >/dev/null 2>"$WORK/t15.err"
+rc=$?
+check "convguard= that cannot be run: the job's status kept, one line says so" \
+    bash -c "[ $rc = 1 ] && grep -q 'no report: $WORK/nowhere/convguard cannot be run (convguard= in plugstack.conf)' '$WORK/t15.err' && ls '$WORK'/t15/*.0/*.jsonl"
+
 # ---- mistakes: the admin's, the user's
 cluster_plugstack "$PLUG bogus=1"
 srun -Q -n1 "$C" env >"$WORK/t12.out" 2>&1
