@@ -7,11 +7,12 @@
 #     rank, the step's report beside them, its headline on the job's stderr;
 #   without the flag: the task's environment as without the plugin, no file;
 #   default=on and --convguard=off; sbatch --convguard with inner sruns;
-#   salloc; an existing LD_PRELOAD kept; exit codes, a signal's death and a
+#   salloc; srun --mpi=pmi2; an existing LD_PRELOAD kept; exit codes, a signal's death and a
 #   SIGTERM through scancel --signal as without the plugin; a folder the
 #   job's user cannot write: the job runs, one line says why; the report
 #   made as the job's user (nobody), never root; report --job; report=off,
-#   fallback=on; a wrong plugstack.conf line and a wrong --convguard value.
+#   fallback=on; a report that hangs (report_timeout=), a convguard= that is
+#   not there; a wrong plugstack.conf line and a wrong --convguard value.
 # Root only (slurmd runs jobs as their users).  `make test-slurm` runs it.
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/slurm/cluster.sh"
@@ -214,6 +215,17 @@ check "a launcher under srun: its workers inherit the shim, traces named by thei
     bash -c "ls '$S10' | grep -cE '^$host-r[01]-[0-9]+\.jsonl\$' | grep -qx 2"
 check "a step that succeeded: no report, no headline" \
     bash -c "[ ! -e '$S10/report.txt' ] && ! grep -q '^convguard' '$WORK/t10.err'"
+
+# ---- MPI's way: srun --mpi=pmi2 (MPICH, Intel MPI): PMI as without the plugin, each rank traced
+pmi_run() { srun -Q --mpi=pmi2 -n2 "$@" sh -c "echo pmi \$PMI_RANK/\$PMI_SIZE fd=\${PMI_FD:+yes}; exec $C exit 0" 2>&1 | grep '^pmi' | sort; }
+cluster_plugstack "$NONE"
+pmi_ref=$(pmi_run)
+cluster_plugstack "$PLUG"
+pmi_got=$(pmi_run --convguard="$WORK/t9")
+S9=$(step_of "$WORK/t9")
+check "srun --mpi=pmi2: PMI_RANK, PMI_SIZE and PMI_FD as without the plugin (${pmi_ref//$'\n'/, })" \
+    test -n "$pmi_ref" -a "$pmi_got" = "$pmi_ref"
+check "srun --mpi=pmi2: each rank traced" bash -c "ls '$S9' | grep -cE '^$host-r[01]-[0-9]+\.jsonl\$' | grep -qx 2"
 
 # ---- report=off, fallback=on
 cluster_plugstack "$PLUG report=off fallback=on"
