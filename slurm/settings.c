@@ -103,6 +103,17 @@ int cgs_arg(struct cgs_settings *s, const char *arg, char *err, size_t cap)
     }
     if (IS("default"))
         return flag(&s->default_on, "default", v, err, cap);
+    if (IS("partitions")) {
+        if (!*v || strspn(v, ",") == strlen(v) || strchr(v, ' ')) {
+            say(err, cap, "partitions= takes partition names, comma-separated", NULL);
+            return -1;
+        }
+        if (copy(s->partitions, sizeof s->partitions, v) != 0) {
+            say(err, cap, "partitions= is too long", NULL);
+            return -1;
+        }
+        return 0;
+    }
     if (IS("fallback"))
         return flag(&s->fallback, "fallback", v, err, cap);
     if (IS("report"))
@@ -127,6 +138,24 @@ void cgs_command(const struct cgs_settings *s, char *out, size_t cap)
         snprintf(out, cap, "%.*s/bin/convguard", d - 4, s->preload);
     else
         snprintf(out, cap, "%.*s/convguard", d, s->preload);
+}
+
+bool cgs_default_for(const struct cgs_settings *s, const char *partition)
+{
+    if (!s->default_on)
+        return false;
+    if (!s->partitions[0])
+        return true;
+    size_t n = partition ? strlen(partition) : 0;
+    const char *p = s->partitions;
+    while (n && *p) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, partition, n) == 0)
+            return true;
+        p += len;
+        p += *p == ',';
+    }
+    return false;
 }
 
 int cgs_option(const char *value, char *err, size_t cap)

@@ -17,6 +17,7 @@ struct cgs_settings {
     char dir[CGS_PATH];       /* dir=: the folder pattern; "": <submit folder>/convguard-logs */
     char convguard[CGS_PATH]; /* convguard=: the command that writes a failed step's report; "": beside preload */
     bool default_on;          /* default=on: every job unless --convguard=off */
+    char partitions[1024];    /* partitions=A,B: default=on for the jobs of these partitions alone; "": all */
     bool fallback;            /* fallback=on: CONVGUARD_FALLBACK=1 in traced tasks */
     bool report;              /* report=off: no report when a step fails */
     unsigned report_timeout;  /* report_timeout=SECONDS */
@@ -29,6 +30,10 @@ int cgs_arg(struct cgs_settings *s, const char *arg, char *err, size_t cap);
 /* convguard= when not given: bin/convguard beside preload's lib/ folder, else
  * convguard in preload's own folder (how `convguard shim-path` finds the shim) */
 void cgs_command(const struct cgs_settings *s, char *out, size_t cap);
+
+/* default=on applies to a job of PARTITION (Slurm's SLURM_JOB_PARTITION; NULL: unknown):
+ * default=on, and partitions= empty or naming it */
+bool cgs_default_for(const struct cgs_settings *s, const char *partition);
 
 /* What a job asked with --convguard[=VALUE] */
 enum cgs_ask { CGS_UNSET, CGS_OFF, CGS_ON, CGS_DIR };

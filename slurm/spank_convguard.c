@@ -221,7 +221,10 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     if (cg.step == SLURM_EXTERN_CONT || cg.step == SLURM_PENDING_STEP)
         return 0;
     name_step();
-    cg.active = cg.ask == CGS_ON || cg.ask == CGS_DIR || (cg.ask == CGS_UNSET && cg.set.default_on);
+    char partition[256] = "";
+    int known = spank_getenv(sp, "SLURM_JOB_PARTITION", partition, sizeof partition) == ESPANK_SUCCESS;
+    cg.active = cg.ask == CGS_ON || cg.ask == CGS_DIR ||
+                (cg.ask == CGS_UNSET && cgs_default_for(&cg.set, known ? partition : NULL));
     if (!cg.active && cg.ask != CGS_OFF)
         return 0;
     size_t made = 0;

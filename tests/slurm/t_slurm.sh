@@ -114,6 +114,13 @@ check "default=on: a job without the flag is traced (LD_PRELOAD, CONVGUARD_DIR=<
 srun -Q -n1 --convguard=off "$C" env >"$WORK/t3off.out" 2>&1
 check "default=on, --convguard=off: untouched" \
     bash -c "grep -qx '0: LD_PRELOAD=unset' '$WORK/t3off.out' && grep -qx '0: CONVGUARD_DIR=unset' '$WORK/t3off.out'"
+cluster_plugstack "$PLUG default=on partitions=gpu,cg"
+srun -Q -n1 "$C" env >"$WORK/t3p.out" 2>&1
+cluster_plugstack "$PLUG default=on partitions=gpu"
+srun -Q -n1 "$C" env >"$WORK/t3q.out" 2>&1
+check "default=on partitions=gpu,cg: a job of partition cg traced; partitions=gpu: not" \
+    bash -c "grep -qxF '0: LD_PRELOAD=$I/lib/libconvguard.so' '$WORK/t3p.out' && grep -qx '0: LD_PRELOAD=unset' '$WORK/t3q.out'"
+cluster_plugstack "$PLUG default=on"
 LD_PRELOAD=$I/lib/libconvguard.so CONVGUARD_DIR=$WORK/mine srun -Q -n1 "$C" env >"$WORK/t3own.out" 2>&1
 check "default=on, a job that traces itself (README \"On a cluster\"): its own folder kept" \
     grep -qxF "0: CONVGUARD_DIR=$WORK/mine" "$WORK/t3own.out"

@@ -34,6 +34,8 @@ static void args(void)
        "dir=PATTERN", err);
     ok(cgs_arg(&s, "default=on", err, sizeof err) == 0 && s.default_on, "default=on", err);
     ok(cgs_arg(&s, "fallback=yes", err, sizeof err) == 0 && s.fallback, "fallback=yes", err);
+    ok(cgs_arg(&s, "partitions=gpu,a100", err, sizeof err) == 0 && strcmp(s.partitions, "gpu,a100") == 0,
+       "partitions=gpu,a100", err);
     ok(cgs_arg(&s, "report=off", err, sizeof err) == 0 && !s.report, "report=off", err);
     ok(cgs_arg(&s, "report_timeout=30", err, sizeof err) == 0 && s.report_timeout == 30, "report_timeout=30", err);
     ok(cgs_arg(&s, "convguard=/opt/cg/bin/convguard", err, sizeof err) == 0 &&
@@ -45,7 +47,8 @@ static void args(void)
         {"dir=/x/%", "% at the end"}, {"default=maybe", "on or off"},
         {"report_timeout=0", "whole seconds"}, {"report_timeout=5s", "whole seconds"},
         {"report_timeout=601", "whole seconds"}, {"report_timeout=-1", "whole seconds"},
-        {"bogus=1", "unknown argument bogus=1"}, {"preload", "unknown argument preload"},
+        {"partitions=", "partition names"}, {"partitions=,", "partition names"},
+        {"partitions=a b", "partition names"}, {"bogus=1", "unknown argument bogus=1"}, {"preload", "unknown argument preload"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char what[128];
@@ -142,6 +145,21 @@ static void preload(void)
        "a libconvguard.so of any folder is told apart", "");
 }
 
+static void partitions(void)
+{
+    struct cgs_settings s;
+    char err[64];
+    cgs_defaults(&s);
+    ok(!cgs_default_for(&s, "gpu"), "default off: no job is traced unasked", "");
+    cgs_arg(&s, "default=on", err, sizeof err);
+    ok(cgs_default_for(&s, "gpu") && cgs_default_for(&s, NULL), "default=on, no partitions=: every job", "");
+    cgs_arg(&s, "partitions=gpu,a100", err, sizeof err);
+    ok(cgs_default_for(&s, "gpu") && cgs_default_for(&s, "a100"), "partitions=gpu,a100: their jobs", "");
+    ok(!cgs_default_for(&s, "cpu") && !cgs_default_for(&s, "gp") && !cgs_default_for(&s, "gpu,a100") &&
+           !cgs_default_for(&s, "") && !cgs_default_for(&s, NULL),
+       "partitions=gpu,a100: no other (a prefix, the list itself, none known)", "");
+}
+
 static void command(void)
 {
     struct cgs_settings s;
@@ -164,6 +182,7 @@ int main(void)
     option();
     patterns();
     preload();
+    partitions();
     command();
     printf("test_slurm_settings: %d passed, %d failed\n", passed, failed);
     return failed != 0;
