@@ -50,6 +50,7 @@ include tests/unit/unit.mk
 -include bench/bench.mk
 -include packaging/packaging.mk
 -include tests/notebook/notebook.mk
+-include slurm/slurm.mk
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

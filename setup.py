@@ -23,6 +23,7 @@ if ARCH not in ("x86_64", "aarch64"):
     sys.exit("convguard: CONVGUARD_ARCH must be x86_64 or aarch64, not %r" % ARCH)
 PORTABLE = "build-portable" if ARCH == "x86_64" else "build-portable-" + ARCH
 SHIPPED = ("convguard", "libconvguard.so")
+SLURM_SOURCE = ("README.md", "Makefile", "spank_convguard.c", "spank_convguard.map", "settings.c", "settings.h")
 
 
 def makefile_version():
@@ -75,6 +76,11 @@ setup(
     # beside make's trees, not in build/ (make's own)
     options={"build": {"build_base": PORTABLE + "/setuptools"}},
     cmdclass={"build_py": BuildWithMake, "bdist_wheel": PlatformWheel},
-    # man finds share/man next to a bin/ on PATH (a venv's too)
-    data_files=[("share/man/man1", ["docs/convguard.1"])],
+    # man finds share/man next to a bin/ on PATH (a venv's too); the Slurm plugin's source, for
+    # administrators to build against their Slurm's spank.h (docs/slurm.md): `make` in that folder
+    data_files=[
+        ("share/man/man1", ["docs/convguard.1"]),
+        ("share/convguard/slurm", ["slurm/" + f for f in SLURM_SOURCE]),
+        ("share/convguard/slurm/core", ["shim/core/safedir.c", "shim/core/safedir.h"]),
+    ],
 )

@@ -157,4 +157,13 @@ check "convguard report reads it (exit $rc: 0 or 1), naming the python process" 
     bash -c "[ $rc -le 1 ] && grep -q 'python' '$WORK/report.out'"
 check "the man page is installed with the command (venv/share/man/man1/convguard.1)" \
     test -s "$VENV/share/man/man1/convguard.1"
+# the Slurm plugin's source (docs/slurm.md), and, where Slurm's spank.h is, it builds from there
+SL=$VENV/share/convguard/slurm
+check "the Slurm plugin's source is installed (venv/share/convguard/slurm, with core/safedir.c)" \
+    test -s "$SL/spank_convguard.c" -a -s "$SL/settings.c" -a -s "$SL/Makefile" -a -s "$SL/core/safedir.c"
+if [ -e /usr/include/slurm/spank.h ]; then
+    cp -r "$SL" "$WORK/slurm-src"
+    check "the Slurm plugin builds from the wheel's copy (make there)" \
+        bash -c "make -C '$WORK/slurm-src' >/dev/null 2>&1 && [ -s '$WORK/slurm-src/spank_convguard.so' ]"
+fi
 finish

@@ -17,6 +17,11 @@ int cmd_doctor(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_kernel(int argc, char **argv); /* kernel.c */
+int cmd_step_report(int argc, char **argv); /* step_report.c: the Slurm plugin's report of a failed step */
+/* jobdir.c: the step folders of Slurm job JOB under roots (none: the plugin's dir= of plugstack.conf),
+ * sorted, NULL-terminated, *n of them; NULL (and said why) when none */
+char **job_folders(const char *job, char **roots, int nroots, int *n);
+void job_folders_free(char **v);
 
 /* shared by run and smoke: the shim next to the binary or in ../lib */
 char *find_shim(void);

@@ -30,6 +30,8 @@ static int usage(FILE *o, int rc)
                "         [--display-name T] [--fallback] [--dir D] | kernel uninstall [NAME]\n"
                "                  a Jupyter kernel with the shim preloaded\n"
                "  shim-path       the libconvguard.so run preloads (LD_PRELOAD=$(...))\n"
+               "  step-report --step JOB.STEP [--task ...] DIR\n"
+               "                  a failed Slurm step's report, for the Slurm plugin\n"
                "  version, -V     the version\n"
                "  help [COMMAND]  this text, or COMMAND's (as COMMAND --help)\n"
                "See convguard(1): man convguard.\n");
@@ -98,6 +100,8 @@ static int dispatch(int argc, char **argv)
         return cmd_kernel(argc - 1, argv + 1);
     if (strcmp(c, "smoke") == 0)
         return cmd_smoke(argc - 1, argv + 1);
+    if (strcmp(c, "step-report") == 0)
+        return cmd_step_report(argc - 1, argv + 1);
     if (strcmp(c, "shim-path") == 0)
         return cmd_shim_path(argc - 1, argv + 1);
     if (strcmp(c, "version") == 0 || strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0) {

@@ -14,7 +14,7 @@
 static int usage(FILE *o, int rc)
 {
     fprintf(o, "usage: convguard report [--json] [--html FILE] [--all] [--all-runs] [-v]\n"
-               "                        [PATH...]\n"
+               "                        [--job JOBID] [PATH...]\n"
                "  the cause and the fix, from traces (per process, across ranks and hosts)\n"
                "  PATH        trace files (*.jsonl) or folders of them; none: $CONVGUARD_DIR,\n"
                "              else ./convguard-logs (where `convguard run` writes)\n"
@@ -25,6 +25,8 @@ static int usage(FILE *o, int rc)
                "  --all-runs  every run in the folders; without it, the latest run alone\n"
                "              (processes that ran together), said when others are left out\n"
                "  -v          more detail: every library, every failure\n"
+               "  --job JOBID every step of a Slurm job the Slurm plugin traced: its\n"
+               "              folders JOBID.<step> under PATH, or under the plugin's dir=\n"
                "the report starts from each process's outcome (exit status, signal, its final\n"
                "  error line)\n"
                "exit status: 0 no problem found (notes only), 1 a process failed, problems\n"
@@ -85,14 +87,33 @@ static int report_status(struct analysis *a)
     return analysis_problems(a) || analysis_incomplete(a) || a->nfailed || a->nunowned ? 1 : 0;
 }
 
+/* What to read: the step folders of a Slurm job (--job; each step is a run of
+ * its own: every run), the paths given, else $CONVGUARD_DIR, else
+ * ./convguard-logs; *argc their number.  NULL: the job has no folder. */
+static char **paths_to_read(const char *job, char **given, int *argc, int optind_, char **dflt, char ***owned,
+                            bool *all_runs)
+{
+    int n = *argc - optind_;
+    if (job) {
+        *all_runs = true;
+        return *owned = job_folders(job, given, n, argc);
+    }
+    if ((*argc = n) > 0)
+        return given;
+    const char *d = getenv("CONVGUARD_DIR");
+    dflt[0] = (char *)(d && *d ? d : "./convguard-logs");
+    *argc = 1;
+    return dflt;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, 0, 'j'}, {"html", required_argument, 0, 'H'},
                                              {"verbose", no_argument, 0, 'v'}, {"help", no_argument, 0, 'h'},
                                              {"all", no_argument, 0, 'a'}, {"all-runs", no_argument, 0, 'R'},
-                                             {0, 0, 0, 0}};
+                                             {"job", required_argument, 0, 'J'}, {0, 0, 0, 0}};
     bool as_json = false, verbose = false, all = false, all_runs = false;
-    const char *html = NULL;
+    const char *html = NULL, *job = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+jH:vha", longopts, NULL)) != -1) {
@@ -102,20 +123,18 @@ int cmd_report(int argc, char **argv)
         case 'v': verbose = true; break;
         case 'a': all = true; break;
         case 'R': all_runs = true; break;
+        case 'J': job = optarg; break;
         case 'h': return usage(stdout, 0);
         default: return usage(stderr, 2);
         }
     }
     if (as_json && html && strcmp(html, "-") == 0)
         return fprintf(stderr, "convguard report: --json and --html - both write stdout; give --html a file\n"), 2;
-    char *dflt[2] = {NULL, NULL};
-    if (optind >= argc) {
-        const char *d = getenv("CONVGUARD_DIR");
-        dflt[0] = (char *)(d && *d ? d : "./convguard-logs");
-        argv = dflt;
-        argc = 1;
-        optind = 0;
-    }
+    char *dflt[2] = {NULL, NULL}, **steps = NULL;
+    argv = paths_to_read(job, argv + optind, &argc, optind, dflt, &steps, &all_runs);
+    if (!argv)
+        return 2;
+    optind = 0;
     struct trace_set s = {0};
     rules_keep_events();
     for (int i = optind; i < argc; i++) { /* "logs/" reads as "logs": its files shown as logs/x, not logs//x */
@@ -143,6 +162,7 @@ int cmd_report(int argc, char **argv)
         rc = 2;
     analysis_free(a);
     trace_set_free(&s);
+    job_folders_free(steps);
     return rc;
 }
 

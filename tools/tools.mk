@@ -14,7 +14,8 @@ endif
 TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
 TOOLS_OBJ := $(patsubst tools/%.c,$(BUILD)/tools/%.o,$(TOOLS_SRC))
 TOOLS_HDR := $(wildcard tools/*.h tools/*.def tools/*/*.h tools/*/*.def shim/cudefs.h shim/status.def shim/cudnn_versions.def \
-                       shim/core/safedir.c shim/core/safedir.h shim/cudnn_version.h)
+                       shim/core/safedir.c shim/core/safedir.h shim/cudnn_version.h \
+                       slurm/settings.c slurm/settings.h)
 TOOLS_INC := -Itools -Ishim
 
 $(BUILD)/tools/%.o: tools/%.c $(TOOLS_HDR)

@@ -19,6 +19,7 @@ SKIP=(
     'make test|the whole suite, which runs this file'
     'make test-tf*|downloads TensorFlow from PyPI (about 6 GB)'
     '*srun *|needs Slurm'
+    'sbatch *|needs Slurm (tests/slurm/t_slurm.sh runs it on a cluster of its own)'
     '*torchrun *|needs torchrun (PyTorch)'
     'mpirun *|needs an MPI'
 )

@@ -36,8 +36,13 @@ $(BUILD)/unit/test_safedir: tests/unit/test_safedir.c $(BUILD)/shim/core/safedir
 $(BUILD)/unit/test_cudnn_version: tests/unit/test_cudnn_version.c shim/cudnn_version.h | $(BUILD)/unit
 	$(CC) $(UNIT_CFLAGS) -o $@ $<
 
+# the Slurm plugin's words (slurm/settings.c), no Slurm needed
+$(BUILD)/unit/test_slurm_settings: tests/unit/test_slurm_settings.c slurm/settings.c slurm/settings.h | $(BUILD)/unit
+	$(CC) $(UNIT_CFLAGS) -o $@ tests/unit/test_slurm_settings.c slurm/settings.c
+
 UNIT_PROGS := $(BUILD)/unit/test_trace $(BUILD)/unit/prog_basic $(BUILD)/unit/test_fallback $(BUILD)/unit/test_nvversion \
               $(BUILD)/unit/test_safedir $(BUILD)/unit/test_cudnn_version
+UNIT_PROGS += $(BUILD)/unit/test_slurm_settings
 ifneq ($(wildcard $(CUDA_INC)/cudnn.h),)
 UNIT_PROGS += $(BUILD)/unit/check_cudefs $(BUILD)/unit/check_status
 endif

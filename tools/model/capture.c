@@ -630,7 +630,7 @@ json_t *capture_quoted(struct trace *t)
 char *capture_symptom(struct trace *t)
 {
     json_t *m = capture_marker(t);
-    if (!m)
+    if (!m || strcmp(jstr(m, "mode", ""), "none") == 0) /* none: an exit status alone (the Slurm plugin's) */
         return NULL;
     json_t *q = capture_quoted(t);
     struct sbuf b = {0};
