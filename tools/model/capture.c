@@ -360,7 +360,8 @@ static struct line *split_lines(const char *d, size_t n, size_t *nl)
 static const char *skip_stamp(const char *s)
 {
     const char *p = s;
-    if (strchr("IWEF", p[0]) && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[4]) && p[5] == ' ') {
+    size_t n = strnlen(p, 11); /* the stamps' fixed parts are read below only where they are there */
+    if (n >= 6 && strchr("IWEF", p[0]) && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[4]) && p[5] == ' ') {
         p += 6;
         while (*p && (isdigit((unsigned char)*p) || *p == ':' || *p == '.'))
             p++;
@@ -370,7 +371,7 @@ static const char *skip_stamp(const char *s)
             p++;
         return *p == ' ' ? p + 1 : s;
     }
-    if (isdigit((unsigned char)p[0]) && p[4] == '-' && p[7] == '-' && p[10] == ' ') {
+    if (n >= 11 && isdigit((unsigned char)p[0]) && p[4] == '-' && p[7] == '-' && p[10] == ' ') {
         const char *c = strstr(p, ": ");
         if (c && c - p < 32 && strchr("IWEF", c[2]) && c[3] == ' ')
             return c + 4;
