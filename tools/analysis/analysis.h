@@ -41,6 +41,8 @@ struct outcome {
     json_t *run;       /* that run's output_capture event, NULL */
     json_t *run_line;  /* its exception line (the program `run` started exited 0), NULL */
     int run_status;    /* the exit status of that program, -1 */
+    bool run_ok;       /* its status is not recorded, but it ran to exit() in a run whose program exited 0
+                        * and printed no exception of its own: a failure in it was recovered from */
 };
 
 struct proc_sum {

@@ -458,9 +458,10 @@ static const struct message *pattern_of(const char *line)
 /* The exception line of the last traceback: the first line after "Traceback
  * (most recent call last):" that is not indented.  torchrun's own
  * ChildFailedError only says a worker failed: then the one before it. */
-static long exception_line(struct line *v, size_t n)
+static long exception_line(struct line *v, size_t n, long *traceback)
 {
     long found = -1;
+    *traceback = -1;
     for (size_t i = 0; i < n; i++) {
         if (strncmp(v[i].raw, "Traceback (most recent call last):", 34) != 0)
             continue;
@@ -471,11 +472,46 @@ static long exception_line(struct line *v, size_t n)
             if (strncmp(l, "Traceback (", 11) == 0)
                 break;
             if (!strstr(l, "ChildFailedError") || found < 0)
-                found = (long)j;
+                found = (long)j, *traceback = (long)i;
             break;
         }
     }
     return found;
+}
+
+/* A traceback a logger wrote (`logger.exception`, `exc_info=True`: the record's line, then the
+ * traceback) or Python's "Exception ignored in": an exception caught, the program went on (JAX logs
+ * "ERROR:...:jax._src.xla_bridge:...: Jax plugin configuration error: ..." so and falls back to the
+ * CPU).  Python's own report of an uncaught exception starts at "Traceback" with nothing of its own
+ * before it; multiprocessing's dead child prints "Process Process-1:" first.  The line before the
+ * first traceback of a chain ("During handling of the above exception...") is the one read. */
+static bool logged_before(struct line *v, long tb)
+{
+    static const char *const levels[] = {"CRITICAL:", "ERROR:", "WARNING:", "WARN:", "INFO:", "DEBUG:"};
+    for (int hops = 0; tb > 0 && hops < 16; hops++) {
+        long k = tb - 1;
+        while (k >= 0 && !*v[k].raw)
+            k--;
+        if (k < 0)
+            return false;
+        const char *l = v[k].raw;
+        if (strncmp(l, "During handling of the above exception", 39) == 0 ||
+            strncmp(l, "The above exception was the direct cause", 40) == 0) {
+            long prev = k - 1; /* the traceback before it */
+            while (prev >= 0 && strncmp(v[prev].raw, "Traceback (most recent call last):", 34) != 0)
+                prev--;
+            tb = prev;
+            continue;
+        }
+        if (strncmp(l, "Exception ignored in", 20) == 0)
+            return true;
+        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+            if (strncmp(l, levels[i], strlen(levels[i])) == 0)
+                return true;
+        /* absl / glog: "E1207 10:11:12.345678  1234 file.cc:12] ..." */
+        return strchr("EWF", l[0]) && skip_stamp(l) != l;
+    }
+    return false;
 }
 
 /* ---- output events */
@@ -485,7 +521,9 @@ static json_t *section_events(struct capture *c, struct section *sec)
         return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
-    long ex = exception_line(v, n);
+    long tb;
+    long ex = exception_line(v, n, &tb);
+    bool logged = ex >= 0 && logged_before(v, tb);
     long keep[MAX_OUTPUT_EVENTS];
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
@@ -523,6 +561,8 @@ static json_t *section_events(struct capture *c, struct section *sec)
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
                               sec->name, "exception", keep[k] == ex);
         free(kq[k]);
+        if (e && keep[k] == ex && logged)
+            json_object_set_new(e, "logged", json_true());
         if (e)
             json_array_append_new(evs, e);
     }
