@@ -128,7 +128,8 @@ EOF
 pairs=(
     "torch_oom_tried torch_oom p-torch-oom-tried"
     "cuda_forward_compat torch_cuda_devicecount p-cuda-forward-compat"
-    "nccl_duplicate_gpu nccl_invalid_usage p-nccl-duplicate-gpu"
+    "cudnn_sublib_version cudnn_status p-cudnn-sublib-version"
+    "cuda_initialization_error cudart_error p-cuda-initialization-error"
     "cuda_no_device tf_cuinit p-cuda-no-device-name"
     "tf_nvinfer_missing tf_load_dso -"
     "torch_plan_failed cudnn_status -"

@@ -43,6 +43,7 @@ struct outcome {
     int run_status;    /* the exit status of that program, -1 */
     bool run_ok;       /* its status is not recorded, but it ran to exit() in a run whose program exited 0
                         * and printed no exception of its own: a failure in it was recovered from */
+    bool others_lines; /* it did not fail, and the output it shares with a process that failed is that one's */
 };
 
 struct proc_sum {

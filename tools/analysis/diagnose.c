@@ -242,6 +242,21 @@ static const char *parts_of(struct trace *t)
     return diag_parts(ver, built, n);
 }
 
+/* cuDNN or the framework said the versions of the parts differ (cuDNN 9's
+ * SUBLIBRARY_VERSION_MISMATCH, PyTorch's and XLA's version checks): the files
+ * whose version could not be read were of another version */
+static bool said_mixed(struct trace *t)
+{
+    static const char *const rows[] = {"cudnn_sublib_version", "torch_cudnn_version", "xla_cudnn_version"};
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        for (size_t k = 0; is_ev(e, "output") && k < sizeof rows / sizeof rows[0]; k++)
+            if (strcmp(jstr(e, "pattern", ""), rows[k]) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void tell_parts(struct trace *t)
 {
     const char *parts = NULL;
@@ -249,6 +264,8 @@ static void tell_parts(struct trace *t)
         json_t *e = json_array_get(t->events, i);
         if (is_ev(e, "verdict") && strcmp(jstr(e, "kind", ""), "cudnn_sublib_mismatch") == 0) {
             parts = parts ? parts : parts_of(t);
+            if (strcmp(parts, "one_version") == 0 && said_mixed(t))
+                parts = "mixed";
             json_object_set_new(e, "parts", json_string(parts));
         }
     }
@@ -702,6 +719,32 @@ static json_t *alloc_cause(struct trace *t, json_t *ev)
     return NULL;
 }
 
+/* A framework's own out-of-memory message in a process whose GPU memory
+ * another process held: the last failed allocation, context or load of the
+ * process before it (its NVML holders) says who, even when the framework went
+ * on from that failure with a smaller pool (XLA's allocator backs off and
+ * takes what is left) and ran out within it later.  The output event is read
+ * by every process of its stream: `in_pid` says whose cause it is. */
+static json_t *held_oom_cause(struct trace *t, json_t *ev)
+{
+    if (strcmp(jstr(ev, "kind", ""), "oom") != 0)
+        return NULL;
+    json_t *by = NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "output") && json_is_array(jget(e, "holders")) && json_array_size(jget(e, "holders")))
+            by = e;
+    }
+    json_t *c = by ? memory_cause(by, t->pid) : NULL;
+    if (c && strcmp(jstr(c, "kind", ""), "memory_held_by_other_process") == 0) {
+        json_object_set_new(c, "seq", json_integer(jint(by, "seq", -1)));
+        json_object_set_new(c, "in_pid", json_integer(t->pid));
+        return c;
+    }
+    json_decref(c);
+    return NULL;
+}
+
 static void tell_causes(struct trace *t)
 {
     torch_oom_read(t);
@@ -719,6 +762,8 @@ static void tell_causes(struct trace *t)
             c = alloc_cause(t, e);
         else if (is_ev(e, "output") && jget(e, "torch_oom"))
             c = torch_oom_cause(t, e);
+        if (!c && is_ev(e, "output"))
+            c = held_oom_cause(t, e);
         if (c)
             json_object_set_new(e, "likely_cause", c);
     }

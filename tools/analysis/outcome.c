@@ -148,6 +148,8 @@ static json_t *own_stream(struct analysis *a, json_t *marker, int status, bool *
         done[i] = true;
         if (a->p[i].out.kind == OC_FAILED)
             a->p[i].out.line = fin;
+        else
+            a->p[i].out.others_lines = failed > 0;
     }
     if (!ex || failed)
         return NULL;
@@ -612,6 +614,10 @@ static void place(struct analysis *a, size_t i, struct finding *f)
     if (f->dist < 0)
         f->dist = 0;
     f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK || o->run_ok, o->line) : NULL; /* before all: not what it died of */
+    if (!f->went_on && o->others_lines && is(f->ev, "output")) {
+        f->severity = "note", f->tier = 2; /* what another process of its stream printed, and died of */
+        return;
+    }
     if (!f->went_on && o->kind != OC_OK && !o->run_ok && explains_end(t, o, f)) {
         f->tier = 0;
         return;

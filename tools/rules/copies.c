@@ -43,6 +43,13 @@ static void llp_facts(struct trace *t, const char *other_path, const char *keep_
         set_own(vars, "llp_note", xasprintf(": %s is in LD_LIBRARY_PATH, which the loader searches before a "
                                             "library's own RUNPATH", d));
         set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s)", d, llp));
+    } else if (dir_in_path_list(k, llp)) {
+        /* a partial copy first in LD_LIBRARY_PATH: what it lacks was found by name elsewhere */
+        set_own(vars, "llp_note", xasprintf(": %s, first in LD_LIBRARY_PATH, holds a copy of cuDNN without %s, so "
+                                            "the loader found that part by its name in %s", k, base_name(other_path), d));
+        set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s), so that the framework's own "
+                                             "cuDNN serves every part, or complete that copy with the %s of its own "
+                                             "version", k, llp, base_name(other_path)));
     } else {
         set_str(vars, "llp_note", "");
         set_own(vars, "fix_first", xasprintf("put every libcudnn*.so file of one version in %s and remove the "

@@ -38,6 +38,11 @@ LIBS = {
     "cupy": [SP + "/cupy/_core/core.cpython-311-x86_64-linux-gnu.so"],
     "c": [],
 }
+# rows a rule of the trace explains before the printed_* rows (rules.def), with its words
+RULE_OF_ID = {
+    "nccl_duplicate_gpu": ("ranks_share_gpu", "refuses a communicator with two ranks on one GPU"),
+    "nccl_same_gpu": ("ranks_share_gpu", "refuses a communicator with two ranks on one GPU"),
+}
 FRAMEWORKS = {"torch": ["torch"], "tf": ["tensorflow"], "jax": ["jax"], "cupy": ["cupy"], "c": []}
 
 
@@ -546,15 +551,16 @@ def main():
         os.makedirs(d)
         pid += 2
         write_case(d, None, pid, fw, lines, extra, status=exit_status(kind))
+        rule, cause = RULE_OF_ID.get(mid, (RULE_OF_KIND[kind], cause))
         with open(os.path.join(d, "expect"), "w") as out:
             out.write("row: -\nwhat: %s\nsource: printed\nmessage: %s\nthread: %s\nrule: %s\ncause: %s\nfix: %s\n"
-                      % (lines[-1][:160].replace("\n", " "), mid, source, RULE_OF_KIND[kind], cause, fix))
+                      % (lines[-1][:160].replace("\n", " "), mid, source, rule, cause, fix))
     # one trace per printed_* rule for t_report_rules.sh (the first case of its kind)
     traces = os.path.join(ROOT, "tests/report/traces")
     done = set()
     for mid, case in CASES.items():
         rule = RULE_OF_KIND[rows[mid][0]]
-        if rule in done:
+        if rule in done or mid in RULE_OF_ID:
             continue
         done.add(rule)
         pid += 2
