@@ -26,11 +26,20 @@ static long long version_of_path(struct trace *t, const char *path)
     return same_dir;
 }
 
+/* " (9.14.0), a system package's file,": the file's version and whose file it is (diagnose.c's origin;
+ * nothing for a copy in a folder of its own, which the path says) */
 static char *ver_note(struct trace *t, const char *path)
 {
     char v[32];
     long long ver = version_of_path(t, path);
-    return ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
+    const char *o = jstr(lib_event(t, path), "origin", "copy");
+    const char *whose = strcmp(o, "copy") == 0 ? NULL : jstr(lib_event(t, path), "origin_words", NULL);
+    char *vs = ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
+    if (!whose)
+        return vs;
+    char *r = xasprintf("%s, %s file,", vs, whose);
+    free(vs);
+    return r;
 }
 
 static void llp_facts(struct trace *t, const char *other_path, const char *keep_path, json_t *vars)

@@ -454,7 +454,8 @@ CASES = {
     "cudnn_sublib_version": ("torch", tb("RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
         "checks that every part", "LD_LIBRARY_PATH"),
     "cuda_stub_library": ("c", ["CUDA API Error at line 28: CUDA driver is a stub library"], "lib64/stubs",
-        "LIBRARY_PATH"),
+        "LIBRARY_PATH", [("lib", {"path": "/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so",
+                                  "soname": "libcuda.so.1", "family": "driver"})]),
     "cuda_stub_library_name": ("c", tb("numba.cuda.cudadrv.driver.CudaAPIError: [34] Call to cuInit results in "
                                        "CUDA_ERROR_STUB_LIBRARY"), "found before the driver", "for linking only"),
     "cuda_jit_compiler_missing": ("torch", tb("RuntimeError: CUDA error: PTX JIT compiler library not found"),
