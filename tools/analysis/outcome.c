@@ -413,6 +413,16 @@ static void caught_exception(struct analysis *a, size_t i, struct finding *f, co
     f->tier = 2, f->dist = 1e9; /* after the findings of the processes */
 }
 
+static char *truth_title(struct proc_sum *p, bool run, const char *how, const char *line)
+{
+    if (run && p->out.run_status > 0)
+        return line ? xasprintf("the program `convguard run` started failed (exit %d): \"%s\"", p->out.run_status, line)
+                    : xasprintf("the program `convguard run` started failed (exit %d)", p->out.run_status);
+    if (run)
+        return xasprintf("a process of this run failed: \"%s\"", line);
+    return line ? xasprintf("%s failed (%s): \"%s\"", p->label, how, line) : xasprintf("%s failed (%s)", p->label, how);
+}
+
 static void plain_truth(struct analysis *a, size_t i, bool run)
 {
     struct trace *t = &a->s->t[i];
@@ -436,13 +446,7 @@ static void plain_truth(struct analysis *a, size_t i, bool run)
         free(how);
         return;
     }
-    if (run && o->run_status > 0)
-        f->title = line ? xasprintf("the program `convguard run` started failed (exit %d): \"%s\"", o->run_status, line)
-                        : xasprintf("the program `convguard run` started failed (exit %d)", o->run_status);
-    else if (run)
-        f->title = xasprintf("a process of this run failed: \"%s\"", line);
-    else
-        f->title = line ? xasprintf("%s failed (%s): \"%s\"", p->label, how, line) : xasprintf("%s failed (%s)", p->label, how);
+    f->title = truth_title(p, run, how, line);
     if (m)
         sb_printf(&c, "%s: %s; ", m->title, m->cause);
     if (run) {
