@@ -159,7 +159,15 @@ def two_ranks(d):
         "E0101 10:00:09.000000 6200 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) "
         "local_rank: 0 (pid: 6201) of binary: /usr/bin/python3", TB,
         '  File "/usr/lib/python3.12/runpy.py", line 198, in _run_module_as_main',
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"] + ranks[0] + ranks[1], ranks)
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "============================================================", "ranks.py FAILED",
+        "------------------------------------------------------------", "Failures:", "[1]:",
+        "  time      : 2026-12-03_10:00:09", "  host      : gpu1", "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 6202)", "  error_file: <N/A>",
+        "------------------------------------------------------------", "Root Cause (first observed failure):",
+        "[0]:", "  time      : 2026-12-03_10:00:09", "  host      : gpu1", "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 1 (pid: 6201)", "  error_file: <N/A>",
+        "============================================================"] + ranks[0] + ranks[1], ranks)
 
 
 # ---- JAX with CUDA_VISIBLE_DEVICES=99: its plugin logs cuInit's failure and JAX runs on the CPU, exit 0

@@ -30,7 +30,7 @@ for mid, kind, fw, rest in rows:
     src = lits[-1]
     if not re.match(r'https://(github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+|stackoverflow\.com/)', src):
         print("no source thread:", mid); bad += 1
-    if kind not in ("benign", "memory") and "p-" + mid.replace("_", "-") not in cases.values() and mid not in OLDER:
+    if kind not in ("benign", "memory", "status") and "p-" + mid.replace("_", "-") not in cases.values() and mid not in OLDER:
         print("no corpus case:", mid); bad += 1
     # the fix: the literals between title/cause and confirm; parts split at "; "
     joined = re.sub(r'"\s*\n\s*"', "", rest)

@@ -86,6 +86,8 @@ check "alloc conf: its cause names the value the process ran with" \
 "$CG" report --json "$T/ranks_share_gpu.torchrun" >"$WORK/ranks.json"
 check "two ranks, one GPU: the headline is ranks_share_gpu, not the GPU-code rule" \
     jq -e '.findings[0].rule == "ranks_share_gpu"' "$WORK/ranks.json"
+check "two ranks, one GPU: each rank's exit status is torchrun's record of it (exitcode 1, its pid)" \
+    jq -e '[.processes[] | select(.rank != null) | .outcome.status] == [1, 1]' "$WORK/ranks.json"
 check "two ranks, one GPU: the 209 kernel lookup is a note that the library went on from" \
     jq -e '[.findings[] | select(.rule == "code_arch_mismatch")][0] | .severity == "note" and (.went_on | test("probing its kernels"))' "$WORK/ranks.json"
 # the same lookup where the loaded code holds nothing for this GPU stays what the process died of

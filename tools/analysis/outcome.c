@@ -92,6 +92,38 @@ static json_t *final_line(struct trace *t, json_t **exception)
     return *exception ? *exception : fin;
 }
 
+/* The exit status a launcher of the run recorded for pid: torchrun prints a
+ * line per worker that failed ("exitcode  : 1 (pid: 4057)", negative: killed
+ * by that signal), which capture.c keeps on the stream's marker (the tail's
+ * are copied to each rank stream's).  False when none names it. */
+static bool launcher_status(json_t *m, long long pid, int *status, int *sig)
+{
+    static const char *const keys[] = {"status_lines", "run_status_lines"};
+    char needle[48];
+    snprintf(needle, sizeof needle, "(pid: %lld)", pid);
+    for (size_t k = 0; k < 2; k++) {
+        json_t *lines = jget(m, keys[k]);
+        for (size_t i = 0; i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i)), *e = l ? strstr(l, "exitcode") : NULL;
+            if (!e || !strstr(l, needle))
+                continue;
+            e += 8;
+            while (*e == ' ' || *e == ':')
+                e++;
+            char *end;
+            long v = strtol(e, &end, 10);
+            if (end == e)
+                continue;
+            if (v < 0)
+                *sig = (int)-v;
+            else
+                *status = (int)v;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* status and signal from the trace and the capture's header */
 static void ended(struct trace *t, struct outcome *o)
 {
@@ -113,6 +145,8 @@ static void ended(struct trace *t, struct outcome *o)
     json_t *xs = jget(t->exit, "exit_status");
     if (o->status < 0 && !o->signal && json_is_integer(xs) && strcmp(jstr(t->exit, "via", ""), "_exit") == 0)
         o->status = (int)(json_integer_value(xs) & 0xff);
+    if (o->status < 0 && !o->signal)
+        launcher_status(m, t->pid, &o->status, &o->signal); /* a rank torchrun saw fail */
     if (o->status > 0 || o->signal)
         o->kind = OC_FAILED;
     else if (o->status == 0)

@@ -33,6 +33,7 @@ const size_t n_messages = sizeof messages / sizeof messages[0];
 #define MAX_QUOTE 600         /* characters of one quoted line: PyTorch's OutOfMemoryError has its numbers
                                  * up to ~450 characters in (analysis/diagnose.c reads them) */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
+#define MAX_STATUS_LINES 256  /* a launcher's exit-status records kept per stream (one per rank) */
 
 /* ---- rank prefixes */
 size_t rank_prefix(const char *s, size_t len, char *kind, long *num)
@@ -528,9 +529,22 @@ static json_t *section_events(struct capture *c, struct section *sec)
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
+    /* a launcher's records of its children's exit statuses (torchrun's "exitcode  : 1 (pid: 4057)"):
+     * facts for the outcome, never quoted, apart from the quotable lines' budget */
+    json_t *statuses = json_array();
+    for (size_t i = 0; i < n && json_array_size(statuses) < MAX_STATUS_LINES; i++) {
+        const struct message *p = pattern_of(v[i].raw);
+        if (p && strcmp(p->kind, "status") == 0) {
+            char *q = quote_text(v[i].raw);
+            json_array_append_new(statuses, json_string(q));
+            free(q);
+        }
+    }
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
         const struct message *p = pattern_of(v[i].raw);
+        if (p && strcmp(p->kind, "status") == 0)
+            p = NULL;
         if (i != ex && !p)
             continue;
         char *q = quote_text(v[i].raw);
@@ -553,6 +567,9 @@ static json_t *section_events(struct capture *c, struct section *sec)
     json_t *st = jget(c->hdr, "status");
     if (mk && json_is_integer(st))
         json_object_set(mk, "status", st);
+    if (mk && json_array_size(statuses))
+        json_object_set(mk, "status_lines", statuses);
+    json_decref(statuses);
     json_array_append_new(evs, mk);
     for (size_t k = nk; k-- > 0;) {
         const struct message *p = kp[k];
@@ -583,6 +600,9 @@ static void tail_exception(struct capture *c, struct section *sec, json_t *marke
     for (size_t i = 0; i < json_array_size(tail); i++)
         if (jtrue(json_array_get(tail, i), "exception"))
             json_object_set(marker, "run_exception", json_array_get(tail, i));
+    json_t *sl = jget(json_array_get(tail, 0), "status_lines"); /* the launcher's, about the ranks */
+    if (sl)
+        json_object_set(marker, "run_status_lines", sl);
 }
 
 static void attach_one(struct trace *t, struct capture *c, struct section *sec)
