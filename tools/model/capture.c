@@ -510,7 +510,7 @@ static bool logged_before(struct line *v, long tb)
             if (strncmp(l, levels[i], strlen(levels[i])) == 0)
                 return true;
         /* absl / glog: "E1207 10:11:12.345678  1234 file.cc:12] ..." */
-        return strchr("EWF", l[0]) && skip_stamp(l) != l;
+        return strlen(l) > 6 && strchr("EWF", l[0]) && skip_stamp(l) != l;
     }
     return false;
 }
