@@ -104,7 +104,7 @@ TB = "Traceback (most recent call last):"
 
 
 # ---- JAX next to another JAX process that preallocated 75%: the pool shrinks, then runs out (rule oom_memory_held)
-def jax_two(d):
+def jax_two(d, nvml=True):
     d = folder(d)
     main = Proc("gpu1", 6101, 6100, 1790300000, ["python3", "two.py"])
     main.fw(JAX)
@@ -112,8 +112,10 @@ def jax_two(d):
              status_name="CUDA_ERROR_OUT_OF_MEMORY", mem={"free": 36 * GIB, "total": TOTAL, "source": "driver"},
              exceeds_free=True, live=0, largest_ok=0, caller=JAX[0], caller_offset="0x9a3c1", device_count=1,
              driver="loaded", compute_capability="9.0",
-             holders=holders((6102, "python3", 105 * GIB), (6101, "python3", 600 << 20)), nvml="ok",
-             nvml_device="pci:0000:1b:00.0")
+             holders=holders((6102, "python3", 105 * GIB), (6101, "python3", 600 << 20)) if nvml else None,
+             nvml="ok" if nvml else "libnvidia-ml.so.1 not loadable: libnvidia-ml.so.1: cannot open shared object "
+             "file: No such file or directory", nvml_device="pci:0000:1b:00.0")
+    main.t = 20.0  # the run's end: it lived while the holder held its pool
     main.exit(failures=1, calls={"cuMemAlloc_v2": 9}, fails={"cuMemAlloc_v2": 1}, frameworks=["jax"],
               gpu_mem=gpu_mem(33 * GIB, failures=1))
     holder = Proc("gpu1", 6102, 6101, 1790300001, ["python3", "two.py", "holder"])
@@ -307,6 +309,7 @@ def main():
     out = os.path.join(HERE, "outcome27")
     os.makedirs(out, exist_ok=True)
     jax_two(os.path.join(HERE, "traces", "oom_memory_held.jax_two"))
+    jax_two(os.path.join(out, "jax-two-no-nvml"), nvml=False)
     two_ranks(os.path.join(HERE, "traces", "ranks_share_gpu.torchrun"))
     jax_cpu(os.path.join(out, "jax-cpu-fallback"))
     pool_shrinks(os.path.join(out, "jax-pool-shrinks"))

@@ -28,6 +28,12 @@ check "cpu fallback: the GPU-visibility finding says the GPU was never used" \
 check "cpu fallback: no fix names PyTorch's or TensorFlow's knobs" \
     bash -c "! jq -r '.findings[].fix' '$WORK/jax-cpu-fallback.json' | grep -qE 'torch\\.|PYTORCH_|tf\\.config|TF_FORCE'"
 
+# ---- two JAX processes, NVML absent: the other traced process of the host that held a pool is named
+rep jax-two-no-nvml
+check "two JAX processes, no NVML: the headline names the other traced process and its pool" \
+    j jax-two-no-nvml '.findings[0].rule == "oom_memory_held" and (.findings[0].cause | test("process 6102 \\(python3.12\\) held 105.0 GiB"))'
+check "two JAX processes, no NVML: the fix is JAX's sharing knob" j jax-two-no-nvml '.findings[0].fix | test("XLA_PYTHON_CLIENT_PREALLOCATE=false")'
+
 # ---- the same traceback without a log record before it (Python's own report) stays an error
 rep fork-reinit-untraced
 check "untraced forked children: a problem, report exit 1" test "$(cat "$WORK/fork-reinit-untraced.rc")" = 1

@@ -813,20 +813,28 @@ static json_t *held_oom_cause(struct trace *t, json_t *ev)
 {
     if (strcmp(jstr(ev, "kind", ""), "oom") != 0)
         return NULL;
-    json_t *by = NULL;
+    json_t *by = NULL, *oom = NULL;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
-        if (!is_ev(e, "output") && json_is_array(jget(e, "holders")) && json_array_size(jget(e, "holders")))
+        if (is_ev(e, "output"))
+            continue;
+        if (json_is_array(jget(e, "holders")) && json_array_size(jget(e, "holders")))
             by = e;
+        if (is_ev(e, "alloc_failed") && jint(e, "status", 0) == 2 && jint(e, "mem.total", -1) > 0)
+            oom = e;
     }
     json_t *c = by ? memory_cause(by, t->pid) : NULL;
-    if (c && strcmp(jstr(c, "kind", ""), "memory_held_by_other_process") == 0) {
-        json_object_set_new(c, "seq", json_integer(jint(by, "seq", -1)));
-        json_object_set_new(c, "in_pid", json_integer(t->pid));
-        return c;
-    }
-    json_decref(c);
-    return NULL;
+    if (c && strcmp(jstr(c, "kind", ""), "memory_held_by_other_process") != 0)
+        json_decref(c), c = NULL;
+    /* NVML named no holder: most of the GPU was in use, little of it by this process */
+    long long total = jint(oom, "mem.total", -1), fr = jint(oom, "mem.free", -1), live = jint(oom, "live", -1);
+    if (!c && !by && oom && fr >= 0 && live >= 0 && fr * 2 < total && live * HELD_SHARE_DIVISOR < total - fr)
+        c = cause_new("memory_held_elsewhere", NULL), by = oom;
+    if (!c)
+        return NULL;
+    json_object_set_new(c, "seq", json_integer(jint(by, "seq", -1)));
+    json_object_set_new(c, "in_pid", json_integer(t->pid));
+    return c;
 }
 
 static void tell_causes(struct trace *t)

@@ -184,6 +184,31 @@ static json_t *event_by_seq(struct trace *t, long long seq)
     return NULL;
 }
 
+/* "process 6102 (python3 two.py holder) held 105.0 GiB": the other traced processes of this host alive
+ * with it whose largest allocation took a quarter of the GPU or more */
+static char *traced_holders(struct trace_set *s, size_t ti, long long *top)
+{
+    struct trace *t = &s->t[ti];
+    struct sbuf b = {0};
+    long long best = 0;
+    *top = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        struct trace *o = &s->t[i];
+        long long held = jint(o->exit, "gpu_mem.largest_ok", -1), total = -1;
+        for (size_t k = 0; k < json_array_size(t->events) && total < 0; k++)
+            total = jint(json_array_get(t->events, k), "mem.total", -1);
+        bool overlap = o->wall <= 0 || t->wall <= 0 || (o->wall <= t->wall + t->t_last && t->wall <= o->wall + o->t_last);
+        if (i == ti || strcmp(o->host, t->host) != 0 || !overlap || held <= 0 || total <= 0 || held * 4 < total)
+            continue;
+        char sz[32];
+        sb_printf(&b, "%sprocess %lld (%s) held %s (its largest allocation)", b.len ? ", " : "", o->pid,
+                  base_name(jstr(o->start, "exe", "?")), fmt_size(held, sz, sizeof sz));
+        if (held > best)
+            best = held, *top = o->pid;
+    }
+    return b.len ? sb_take(&b) : xstrdup("");
+}
+
 /* ---- the framework ran out after another process had taken the GPU */
 bool m_oom_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
@@ -198,9 +223,18 @@ bool m_oom_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
         return false;
     long long top;
     char *h = holders_text(by, t->pid, &top);
-    set_own(vars, "holders", xasprintf("another process holds the GPU's memory: %s", h));
+    if (!*h) { /* NVML named none: the traced processes of this host that held a pool then */
+        free(h);
+        h = traced_holders(s, ti, &top);
+    }
+    set_own(vars, "holders", *h ? xasprintf("another process holds the GPU's memory: %s", h)
+                                : xstrdup("the GPU's memory was in use outside this process (NVML named no holder; "
+                                          "`nvidia-smi` lists them)"));
     free(h);
-    set_int(vars, "top_pid", top);
+    if (top >= 0)
+        set_int(vars, "top_pid", top);
+    else
+        set_str(vars, "top_pid", "<pid>");
     char a[32], b[32], c[32], d[32];
     long long asked = jint(by, "bytes", -1), later = jint(t->exit, "gpu_mem.largest_ok", -1);
     const char *fn = jstr(by, "fn", jstr(by, "ev", "?"));
