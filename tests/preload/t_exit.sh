@@ -143,4 +143,23 @@ check "forked child: the failing child's file has forked_from and its exit line 
 check "forked child: the report counts it failed (exit 1)" \
     bash -c "'$BUILD_DIR/convguard' report '$D' | grep -q 'failed (exit 1)'"
 
+# ---- /dev/shm as the process sees it: a 16 MiB one (a container's without --shm-size, made here in a
+# private mount namespace) is in the start event; the machine's own (larger than 1 GiB) is not
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+    D=$WORK/shm
+    mkdir -p "$D"
+    unshare -m --propagation private sh -c "mount -t tmpfs -o size=16m cgshm /dev/shm &&
+        CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM python3 -c \"import ctypes; ctypes.CDLL('$DRV')\""
+    check "small /dev/shm: the start event has its size (16 MiB) and what is free" \
+        jqt "$(trace_of "$D")" '.[0].ev == "start" and .[0].shm.total == 16777216 and .[0].shm.free >= 0'
+    total=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1 | tr -d ' ')
+    D=$WORK/shm-big
+    mkdir -p "$D"
+    CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM python3 -c "import ctypes; ctypes.CDLL('$DRV')"
+    if [ -n "$total" ] && [ "$total" -ge $((1 << 30)) ]; then
+        check "this machine's /dev/shm ($total bytes): not in the start event" \
+            jqt "$(trace_of "$D")" '.[0].ev == "start" and (.[0] | has("shm") | not)'
+    fi
+fi
+
 finish
