@@ -516,6 +516,23 @@ static bool logged_before(struct line *v, long tb)
 }
 
 /* ---- output events */
+
+/* a launcher's records of its children's exit statuses (torchrun's "exitcode  : 1 (pid: 4057)"):
+ * facts for the outcome, never quoted, apart from the quotable lines' budget */
+static json_t *status_lines(struct line *v, size_t n)
+{
+    json_t *statuses = json_array();
+    for (size_t i = 0; i < n && json_array_size(statuses) < MAX_STATUS_LINES; i++) {
+        const struct message *p = pattern_of(v[i].raw);
+        if (p && strcmp(p->kind, "status") == 0) {
+            char *q = quote_text(v[i].raw);
+            json_array_append_new(statuses, json_string(q));
+            free(q);
+        }
+    }
+    return statuses;
+}
+
 static json_t *section_events(struct capture *c, struct section *sec)
 {
     if (sec->events)
@@ -529,17 +546,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
-    /* a launcher's records of its children's exit statuses (torchrun's "exitcode  : 1 (pid: 4057)"):
-     * facts for the outcome, never quoted, apart from the quotable lines' budget */
-    json_t *statuses = json_array();
-    for (size_t i = 0; i < n && json_array_size(statuses) < MAX_STATUS_LINES; i++) {
-        const struct message *p = pattern_of(v[i].raw);
-        if (p && strcmp(p->kind, "status") == 0) {
-            char *q = quote_text(v[i].raw);
-            json_array_append_new(statuses, json_string(q));
-            free(q);
-        }
-    }
+    json_t *statuses = status_lines(v, n);
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
         const struct message *p = pattern_of(v[i].raw);
