@@ -539,14 +539,12 @@ static json_t *section_events(struct capture *c, struct section *sec)
         return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
-    long tb;
-    long ex = exception_line(v, n, &tb);
+    long tb, ex = exception_line(v, n, &tb);
     bool logged = ex >= 0 && logged_before(v, tb);
     long keep[MAX_OUTPUT_EVENTS];
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
     size_t nk = 0;
-    json_t *statuses = status_lines(v, n);
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
         const struct message *p = pattern_of(v[i].raw);
@@ -574,6 +572,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
     json_t *st = jget(c->hdr, "status");
     if (mk && json_is_integer(st))
         json_object_set(mk, "status", st);
+    json_t *statuses = status_lines(v, n);
     if (mk && json_array_size(statuses))
         json_object_set(mk, "status_lines", statuses);
     json_decref(statuses);
@@ -587,8 +586,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
         free(kq[k]);
         if (e && keep[k] == ex && logged)
             json_object_set_new(e, "logged", json_true());
-        if (e)
-            json_array_append_new(evs, e);
+        json_array_append_new(evs, e); /* NULL: nothing appended */
     }
     for (size_t i = 0; i < n; i++)
         free(v[i].raw);
