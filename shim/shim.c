@@ -190,6 +190,8 @@ static void start_facts(struct cg_ev *e, const char *exe)
         cg_ev_bool(e, "nvidia_devices", stat("/dev/nvidiactl", &st) == 0 || stat("/dev/nvidia0", &st) == 0);
         cg_ev_close(e, '}');
     }
+    /* a small /dev/shm (a container started without --shm-size or --ipc=host) */
+    cg_ev_shm(e, true);
     /* the driver's JIT cache: a ~/.nv the user cannot write (made by sudo) */
     const char *cache = cg_getenv("CUDA_CACHE_PATH");
     static char p[1100]; /* static: see start_event */
@@ -504,8 +506,11 @@ static void ev_counts(struct cg_ev *e)
  * atfork handler: its pid is not cg.pid, and it writes nothing. */
 static void exit_line_of_exit(int status)
 {
-    if (!atomic_load(&cg.traced) || cg.pid != getpid() || cg_trace_lazy_pending())
-        return; /* not traced, a vfork child, or nothing written: no file for it */
+    /* not traced, or a vfork child: nothing; nothing written yet: no file, except for a forked child
+     * that fails (multiprocessing's worker exits 1 after printing its traceback): its status is a fact
+     * of the run (the parent may never look at it) */
+    if (!atomic_load(&cg.traced) || cg.pid != getpid() || (cg_trace_lazy_pending() && !(is_forked_child && status)))
+        return;
     if (atomic_exchange(&exit_written, true))
         return;
     int saved = errno;
@@ -514,6 +519,8 @@ static void exit_line_of_exit(int status)
     cg_ev_begin(&e, b, sizeof b, "exit");
     cg_ev_str(&e, "via", "_exit");
     cg_ev_i64(&e, "exit_status", status);
+    if (status)
+        cg_ev_shm(&e, false);
     cg_ev_u64(&e, "failures", cg_failures());
     ev_counts(&e);
     cg_ev_u64(&e, "events_dropped", atomic_load(&cg_events_dropped));

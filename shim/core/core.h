@@ -111,6 +111,11 @@ void cg_ev_open(struct cg_ev *e, const char *key, char bracket);    /* "key":[ o
 void cg_ev_close(struct cg_ev *e, char bracket);
 /* "status" and its "status_name" (the caller's lookup: the numbering is the library's; NULL -> null) */
 void cg_ev_status(struct cg_ev *e, long long status, const char *status_name);
+/* "shm":{"total":n,"free":n}: /dev/shm as this process sees it (its mount namespace), one statfs(2),
+ * signal-safe; with small_only, written only when it holds less than CG_SHM_SMALL (a container's
+ * default 64 MiB: DataLoader workers and NCCL pass data through it).  Failure paths and start only. */
+#define CG_SHM_SMALL (1024ull << 20)
+void cg_ev_shm(struct cg_ev *e, bool small_only);
 /* "12.345678": dt_ns as the trace's seconds with microseconds; returns the length (out: 32 bytes) */
 size_t cg_fmt_t(char *out, uint64_t dt_ns);
 void cg_ev_end(struct cg_ev *e); /* writes the line */

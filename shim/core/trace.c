@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,6 +246,20 @@ void cg_ev_u64(struct cg_ev *e, const char *k, unsigned long long v)
     char d[24];
     key(e, k);
     put(e, d, cg_utoa(d, v));
+}
+
+void cg_ev_shm(struct cg_ev *e, bool small_only)
+{
+    struct statfs sf;
+    if (statfs("/dev/shm", &sf) != 0 || sf.f_blocks == 0)
+        return;
+    unsigned long long total = (unsigned long long)sf.f_blocks * (unsigned long long)sf.f_bsize;
+    if (small_only && total >= CG_SHM_SMALL)
+        return;
+    cg_ev_open(e, "shm", '{');
+    cg_ev_u64(e, "total", total);
+    cg_ev_u64(e, "free", (unsigned long long)sf.f_bavail * (unsigned long long)sf.f_bsize);
+    cg_ev_close(e, '}');
 }
 
 void cg_ev_i64(struct cg_ev *e, const char *k, long long v)

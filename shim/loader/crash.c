@@ -413,6 +413,8 @@ __attribute__((noinline)) static void write_event(int i, int sig, siginfo_t *si,
         put_frame(&e, frames[k]);
     cg_ev_close(&e, ']');
     put_loading(&e, si, sig);
+    if (sig == SIGBUS) /* a write into a full /dev/shm (a DataLoader worker's batch) is a bus error */
+        cg_ev_shm(&e, false);
     uint64_t last = atomic_load(&cg_last_failure_seq);
     if (last)
         cg_ev_u64(&e, "last_failure", last - 1);

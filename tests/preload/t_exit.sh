@@ -18,8 +18,9 @@ check "os._exit: the last line is the exit line, via _exit, exit_status 3" \
 check "os._exit: one exit line" jqt "$T" '[.[] | select(.ev == "exit")] | length == 1'
 check "os._exit: valid lines" trace_lines_valid "$T"
 check "os._exit: nothing on stderr" test ! -s "$WORK/err"
-check "os._exit: the report finds no problem, the trace complete" \
-    bash -c "'$BUILD_DIR/convguard' report '$D' | grep -q 'no problem found' && ! '$BUILD_DIR/convguard' report '$D' | grep -q incomplete"
+# the status _exit was given is the process's outcome (analysis/outcome.c): exit 3 is a failure
+check "os._exit: the report says the process failed (exit 3), the trace complete" \
+    bash -c "'$BUILD_DIR/convguard' report '$D' | grep -q 'failed (exit 3)' && ! '$BUILD_DIR/convguard' report '$D' | grep -q incomplete"
 
 # ---- _Exit through dlsym(RTLD_DEFAULT), and an atexit handler calling os._exit
 D=$WORK/Exit
@@ -116,4 +117,49 @@ check "signal handler: one exit line with status 4 and the failures counted" \
     jqt "$T" '[.[] | select(.ev == "exit")] | length == 1 and .[-1].exit_status == 4 and .[-1].fails.cuMemAlloc_v2 > 100'
 check "signal handler: the folded failures' count written before the exit line" \
     jqt "$T" '.[-2].ev == "repeated" and .[-2].of == "alloc_failed"' 
+# ---- a forked child that fails without touching CUDA (multiprocessing's worker raises, prints its
+# traceback and leaves through os._exit(1)) has a file of its own: its status is the run's fact;
+# a child that succeeds that way still leaves none
+D=$WORK/forkfail
+mkdir -p "$D"
+cat >"$WORK/forkfail.py" <<EOF
+import ctypes, multiprocessing as mp
+def bad():
+    raise RuntimeError("the worker gives up")
+def good():
+    pass
+if __name__ == "__main__":
+    ctypes.CDLL("$DRV")
+    ps = [mp.get_context("fork").Process(target=f) for f in (bad, good)]
+    for p in ps: p.start()
+    for p in ps: p.join()
+EOF
+CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM python3 "$WORK/forkfail.py" 2>/dev/null
+rc=$?
+check "forked child: the parent exits 0 (rc $rc)" test $rc = 0
+check "forked child: two files, the parent's and the failing child's" test "$(ls "$D" | wc -l)" = 2
+check "forked child: the failing child's file has forked_from and its exit line with exit_status 1" \
+    bash -c "cat '$D'/*.jsonl | jq -e -s '[.[] | select(.ev == \"exit\" and .via == \"_exit\" and .exit_status == 1)] | length == 1' >/dev/null && grep -q forked_from '$D'/*.jsonl"
+check "forked child: the report counts it failed (exit 1)" \
+    bash -c "'$BUILD_DIR/convguard' report '$D' | grep -q 'failed (exit 1)'"
+
+# ---- /dev/shm as the process sees it: a 16 MiB one (a container's without --shm-size, made here in a
+# private mount namespace) is in the start event; the machine's own (larger than 1 GiB) is not
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -m --propagation private true 2>/dev/null; then
+    D=$WORK/shm
+    mkdir -p "$D"
+    unshare -m --propagation private sh -c "mount -t tmpfs -o size=16m cgshm /dev/shm &&
+        CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM python3 -c \"import ctypes; ctypes.CDLL('$DRV')\""
+    check "small /dev/shm: the start event has its size (16 MiB) and what is free" \
+        jqt "$(trace_of "$D")" '.[0].ev == "start" and .[0].shm.total == 16777216 and .[0].shm.free >= 0'
+    total=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1 | tr -d ' ')
+    D=$WORK/shm-big
+    mkdir -p "$D"
+    CONVGUARD_QUIET=1 CONVGUARD_DIR=$D LD_PRELOAD=$SHIM python3 -c "import ctypes; ctypes.CDLL('$DRV')"
+    if [ -n "$total" ] && [ "$total" -ge $((1 << 30)) ]; then
+        check "this machine's /dev/shm ($total bytes): not in the start event" \
+            jqt "$(trace_of "$D")" '.[0].ev == "start" and (.[0] | has("shm") | not)'
+    fi
+fi
+
 finish

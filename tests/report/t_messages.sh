@@ -30,7 +30,7 @@ for mid, kind, fw, rest in rows:
     src = lits[-1]
     if not re.match(r'https://(github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+|stackoverflow\.com/)', src):
         print("no source thread:", mid); bad += 1
-    if kind not in ("benign", "memory") and "p-" + mid.replace("_", "-") not in cases.values() and mid not in OLDER:
+    if kind not in ("benign", "memory", "status") and "p-" + mid.replace("_", "-") not in cases.values() and mid not in OLDER:
         print("no corpus case:", mid); bad += 1
     # the fix: the literals between title/cause and confirm; parts split at "; "
     joined = re.sub(r'"\s*\n\s*"', "", rest)
@@ -128,7 +128,8 @@ EOF
 pairs=(
     "torch_oom_tried torch_oom p-torch-oom-tried"
     "cuda_forward_compat torch_cuda_devicecount p-cuda-forward-compat"
-    "nccl_duplicate_gpu nccl_invalid_usage p-nccl-duplicate-gpu"
+    "cudnn_sublib_version cudnn_status p-cudnn-sublib-version"
+    "cuda_initialization_error cudart_error p-cuda-initialization-error"
     "cuda_no_device tf_cuinit p-cuda-no-device-name"
     "tf_nvinfer_missing tf_load_dso -"
     "torch_plan_failed cudnn_status -"

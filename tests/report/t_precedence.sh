@@ -26,6 +26,7 @@ pairs=(
     "handle_no_driver handle_failed $R/traces/handle_no_driver.jsonl"
     "load_cudnn_sublib_failed cudnn_sublib_mismatch $R/corpus/x-damaged-part-system-copy"
     "driver_older_than_runtime handle_failed $R/corpus/r16-tf-driver-too-old"
+    "oom_memory_held printed_oom $R/traces/oom_memory_held.jax_two"
 )
 
 first_rule() { "$1" report --json "$2" 2>/dev/null | jq -r '.findings[0].rule // "none"'; }

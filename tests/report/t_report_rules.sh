@@ -28,7 +28,7 @@ declare -A SAYS=(
     [load_cuda_lib_failed]="libcublasLt.so.13"
     [cudnn_sublib_mismatch]="take /usr/lib/x86_64-linux-gnu out of LD_LIBRARY_PATH"
     [cudnn_cuda_major_mismatch]="pip install nvidia-cudnn-cu13"
-    [cudnn_multiple_copies]="/usr/lib/x86_64-linux-gnu/libcudnn.so.9 are both mapped"
+    [cudnn_multiple_copies]="/usr/lib/x86_64-linux-gnu/libcudnn.so.9, a system package's file, are both mapped"
     [lib_replaced_on_disk]="restart the process"
     [handle_memory_held]="kill 4242"
     [context_memory_held]="too little even for the CUDA context"
@@ -87,7 +87,7 @@ declare -A SAYS=(
     [printed_kernel]="ignore_index"
     [printed_launch]="num_stages"
     [printed_load]="cupy-cuda12x[ctk]"
-    [printed_nccl]="LOCAL_RANK"
+    [printed_nccl]="NCCL_DEBUG=INFO"
     [printed_oom]="torch.distributed.barrier()"
     [printed_usage]="torch.version.cuda"
     [printed_version]="torch.cuda.nccl.version()"
@@ -98,6 +98,8 @@ declare -A SAYS=(
     [pool_exhausted.mem_fraction]="this process set XLA_PYTHON_CLIENT_MEM_FRACTION=.02: a pool of 2% of the GPU"
     [printed_usage.deserialize]='map_location="cpu"'
     [ptx_newer_than_driver.cupy]="compile with a toolkit no newer than CUDA 13.0"
+    [oom_memory_held.jax_two]="process 6102 (python3) holds 105.0 GiB; cuMemAlloc_v2 of 104.9 GiB failed with 36.0 GiB of 139.8 GiB free, and a smaller pool of 33.0 GiB was all it got"
+    [ranks_share_gpu.torchrun]="2 ranks of this job ran on gpu1: rank 0 (pid 6201), rank 1 (pid 6202); CUDA_VISIBLE_DEVICES was not set for them"
     [driver_reported_error]="cuModuleGetFunction (a call convguard does not wrap: seen in the driver's log) returned CUDA_ERROR_INVALID_HANDLE (400)"
 )
 
@@ -114,6 +116,8 @@ declare -A FIX_NOT=(
 declare -A FIX_HAS=(
     [printed_usage.deserialize]='torch.load(path, map_location="cpu")'
     [alloc_failed.cupy_pool]="free_all_blocks()"
+    [oom_memory_held.jax_two]="XLA_PYTHON_CLIENT_PREALLOCATE=false"
+    [ranks_share_gpu.torchrun]='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'
 )
 
 # a trace file, or a folder of them (a rule about a process tree: <rule>.<what>/)
@@ -126,8 +130,8 @@ for f in "$T"/*.jsonl "$T"/*/; do
     check "$name: exit status 1 (problems found)" test $? = 1
     check "$name: names $rule first" jq -e --arg r "$rule" '.findings[0].rule == $r' "$WORK/j"
     "$CG" report "$f" 2>&1 | norm >"$WORK/txt"
-    cause=$(jq -r --arg r "$rule" '.findings[] | select(.rule == $r) | .cause' "$WORK/j" | norm)
-    fix=$(jq -r --arg r "$rule" '.findings[] | select(.rule == $r) | .fix' "$WORK/j" | norm)
+    cause=$(jq -r --arg r "$rule" '[.findings[] | select(.rule == $r)][0].cause' "$WORK/j" | norm)
+    fix=$(jq -r --arg r "$rule" '[.findings[] | select(.rule == $r)][0].fix' "$WORK/j" | norm)
     check "$name: text gives the cause" grep -qF -e "cause: $cause" "$WORK/txt"
     check "$name: text gives the fix" grep -qF -e "fix: $fix" "$WORK/txt"
     check "$name: no unfilled {placeholder}" bash -c "! grep -qE '\{[a-z_.]+(:[a-z]+)?\}' '$WORK/txt'"

@@ -41,11 +41,15 @@ struct outcome {
     json_t *run;       /* that run's output_capture event, NULL */
     json_t *run_line;  /* its exception line (the program `run` started exited 0), NULL */
     int run_status;    /* the exit status of that program, -1 */
+    bool run_ok;       /* its status is not recorded, but it ran to exit() in a run whose program exited 0
+                        * and printed no exception of its own: a failure in it was recovered from */
+    bool others_lines; /* it did not fail, and the output it shares with a process that failed is that one's */
 };
 
 struct proc_sum {
     char *label, *prog;
     const char *cudnn_path, *cudart_path, *driver_path;
+    const char *driver_origin; /* whose libcuda it is (diagnose.c diag_lib_origin), NULL: not loaded */
     long long cudnn_ver, cudnn_built_for, cudart_ver, driver_ver;
     bool cudnn_mixed;
     char *cudnn_mix;  /* "libcudnn_graph.so.9 9.14.0 from /usr/lib/..." : parts of other versions */
@@ -171,6 +175,11 @@ bool diag_parts_mixed(long long ver_a, long long ver_b, long long built_a, long 
 /* cuDNN files' versions and builds (<= 0: unknown): "one_version", "mixed" or "unknown" */
 const char *diag_parts(const long long *ver, const long long *built, size_t n);
 bool diag_low_free(long long free_bytes);                        /* known and under CG_LOW_FREE_BYTES */
+/* what kind of file a CUDA-family library is, read from its path (lib event or doctor's file):
+ * "driver", "forward_compat", "toolkit_stub", "wheel", "conda", "toolkit", "system_package", "copy";
+ * and the words for it ("a CUDA toolkit's link stub") */
+const char *diag_lib_origin(const char *path, const char *family);
+const char *diag_origin_words(const char *origin);
 
 /* ---- findings.c: the rules applied to process ti, its findings added */
 struct finding *finding_new(struct analysis *a); /* appended to a->f, zeroed */

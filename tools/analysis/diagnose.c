@@ -65,6 +65,90 @@ const char *diag_parts(const long long *ver, const long long *built, size_t n)
 
 bool diag_low_free(long long free_bytes) { return free_bytes >= 0 && free_bytes < LOW_FREE_BYTES; }
 
+/* ---- each library's file: whose it is (issue 27 item 3), from its path.
+ * The driver's libcuda lives in the system's library folder (the driver's
+ * package), /usr/local/nvidia (mounted by the NVIDIA container runtime) or
+ * /usr/lib/wsl (WSL); a CUDA toolkit ships a link stub in lib64/stubs that
+ * answers every call with CUDA_ERROR_STUB_LIBRARY, and the cuda-compat
+ * package a newer libcuda in <toolkit>/compat for older drivers. */
+static bool has(const char *path, const char *part) { return strstr(path, part) != NULL; }
+
+static bool system_lib_dir(const char *path)
+{
+    static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu/", "/usr/lib/aarch64-linux-gnu/", "/usr/lib64/",
+                                      "/lib/x86_64-linux-gnu/", "/lib/aarch64-linux-gnu/", "/lib64/", "/usr/lib/"};
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if (strncmp(path, sys[i], strlen(sys[i])) == 0 && !strchr(path + strlen(sys[i]), '/'))
+            return true;
+    return false;
+}
+
+static bool conda_dir(const char *path)
+{
+    static const char *const roots[] = {"conda", "miniforge", "mambaforge", "micromamba", "/envs/"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+        if (has(path, roots[i]))
+            return true;
+    return false;
+}
+
+const char *diag_lib_origin(const char *path, const char *family)
+{
+    bool driver = family && strcmp(family, "driver") == 0;
+    if (!path || !*path)
+        return "copy";
+    if (has(path, "/stubs/"))
+        return "toolkit_stub";
+    if (driver && has(path, "/compat/"))
+        return "forward_compat";
+    if (has(path, "-packages/"))
+        return "wheel";
+    if (conda_dir(path))
+        return "conda";
+    if (has(path, "/usr/local/cuda") || has(path, "/opt/cuda") || has(path, "/targets/x86_64-linux/") ||
+        has(path, "/targets/sbsa-linux/"))
+        return "toolkit";
+    if (driver && (system_lib_dir(path) || strncmp(path, "/usr/local/nvidia/", 18) == 0 ||
+                   strncmp(path, "/usr/lib/wsl/", 13) == 0))
+        return "driver";
+    return system_lib_dir(path) ? "system_package" : "copy";
+}
+
+const char *diag_origin_words(const char *origin)
+{
+    static const char *const words[][2] = {
+        {"driver", "the NVIDIA driver's"},
+        {"forward_compat", "a CUDA forward-compatibility package's (cuda-compat)"},
+        {"toolkit_stub", "a CUDA toolkit's link stub, not a driver"},
+        {"wheel", "a pip wheel's"},
+        {"conda", "a conda package's"},
+        {"toolkit", "a CUDA toolkit's"},
+        {"system_package", "a system package's"},
+        {"copy", "a copy in a folder of its own"},
+    };
+    for (size_t i = 0; origin && i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(origin, words[i][0]) == 0)
+            return words[i][1];
+    return "of unknown origin";
+}
+
+/* every lib event gets `origin` (the key) and `origin_words`, for the rules and the outputs; the
+ * real file's folder decides where a link led elsewhere */
+static void tell_origins(struct trace *t)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (!is_ev(e, "lib") || jget(e, "origin"))
+            continue;
+        const char *real = jstr(e, "real_dir", NULL);
+        char *p = real ? xasprintf("%s/%s", real, base_name(jstr(e, "path", ""))) : xstrdup(jstr(e, "path", ""));
+        const char *o = diag_lib_origin(p, jstr(e, "family", ""));
+        free(p);
+        json_object_set_new(e, "origin", json_string(o));
+        json_object_set_new(e, "origin_words", json_string(diag_origin_words(o)));
+    }
+}
+
 /* ---- the libraries' verdicts */
 enum { V_COPIES, V_SUBLIB, V_MAJOR, V_DRIVER, V_KINDS };
 static const char *const verdict_kind[V_KINDS] = {"cudnn_multiple_copies", "cudnn_sublib_mismatch",
@@ -242,6 +326,21 @@ static const char *parts_of(struct trace *t)
     return diag_parts(ver, built, n);
 }
 
+/* cuDNN or the framework said the versions of the parts differ (cuDNN 9's
+ * SUBLIBRARY_VERSION_MISMATCH, PyTorch's and XLA's version checks): the files
+ * whose version could not be read were of another version */
+static bool said_mixed(struct trace *t)
+{
+    static const char *const rows[] = {"cudnn_sublib_version", "torch_cudnn_version", "xla_cudnn_version"};
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        for (size_t k = 0; is_ev(e, "output") && k < sizeof rows / sizeof rows[0]; k++)
+            if (strcmp(jstr(e, "pattern", ""), rows[k]) == 0)
+                return true;
+    }
+    return false;
+}
+
 static void tell_parts(struct trace *t)
 {
     const char *parts = NULL;
@@ -249,6 +348,8 @@ static void tell_parts(struct trace *t)
         json_t *e = json_array_get(t->events, i);
         if (is_ev(e, "verdict") && strcmp(jstr(e, "kind", ""), "cudnn_sublib_mismatch") == 0) {
             parts = parts ? parts : parts_of(t);
+            if (strcmp(parts, "one_version") == 0 && said_mixed(t))
+                parts = "mixed";
             json_object_set_new(e, "parts", json_string(parts));
         }
     }
@@ -702,6 +803,40 @@ static json_t *alloc_cause(struct trace *t, json_t *ev)
     return NULL;
 }
 
+/* A framework's own out-of-memory message in a process whose GPU memory
+ * another process held: the last failed allocation, context or load of the
+ * process before it (its NVML holders) says who, even when the framework went
+ * on from that failure with a smaller pool (XLA's allocator backs off and
+ * takes what is left) and ran out within it later.  The output event is read
+ * by every process of its stream: `in_pid` says whose cause it is. */
+static json_t *held_oom_cause(struct trace *t, json_t *ev)
+{
+    if (strcmp(jstr(ev, "kind", ""), "oom") != 0)
+        return NULL;
+    json_t *by = NULL, *oom = NULL;
+    for (size_t i = 0; i < json_array_size(t->events); i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (is_ev(e, "output"))
+            continue;
+        if (json_is_array(jget(e, "holders")) && json_array_size(jget(e, "holders")))
+            by = e;
+        if (is_ev(e, "alloc_failed") && jint(e, "status", 0) == 2 && jint(e, "mem.total", -1) > 0)
+            oom = e;
+    }
+    json_t *c = by ? memory_cause(by, t->pid) : NULL;
+    if (c && strcmp(jstr(c, "kind", ""), "memory_held_by_other_process") != 0)
+        json_decref(c), c = NULL;
+    /* NVML named no holder: most of the GPU was in use, little of it by this process */
+    long long total = jint(oom, "mem.total", -1), fr = jint(oom, "mem.free", -1), live = jint(oom, "live", -1);
+    if (!c && !by && oom && fr >= 0 && live >= 0 && fr * 2 < total && live * HELD_SHARE_DIVISOR < total - fr)
+        c = cause_new("memory_held_elsewhere", NULL), by = oom;
+    if (!c)
+        return NULL;
+    json_object_set_new(c, "seq", json_integer(jint(by, "seq", -1)));
+    json_object_set_new(c, "in_pid", json_integer(t->pid));
+    return c;
+}
+
 static void tell_causes(struct trace *t)
 {
     torch_oom_read(t);
@@ -719,6 +854,8 @@ static void tell_causes(struct trace *t)
             c = alloc_cause(t, e);
         else if (is_ev(e, "output") && jget(e, "torch_oom"))
             c = torch_oom_cause(t, e);
+        if (!c && is_ev(e, "output"))
+            c = held_oom_cause(t, e);
         if (c)
             json_object_set_new(e, "likely_cause", c);
     }
@@ -726,6 +863,7 @@ static void tell_causes(struct trace *t)
 
 void diagnose_trace(struct trace *t)
 {
+    tell_origins(t);
     derive_verdicts(t);
     tell_parts(t);
     tell_causes(t);

@@ -31,6 +31,10 @@ static const struct rule unowned_error_rule = {
     "process_failed", "program", "error", "outcome", "", NULL,
     "a process of the run failed and convguard has no trace of it", "", "", "",
 };
+static const struct rule caught_rule = {
+    "caught_exception", "program", "warning", "outcome", "", NULL,
+    "an exception was logged and the program went on", "", "", "",
+};
 
 static bool is(json_t *e, const char *name) { return e && strcmp(jstr(e, "ev", ""), name) == 0; }
 
@@ -88,6 +92,38 @@ static json_t *final_line(struct trace *t, json_t **exception)
     return *exception ? *exception : fin;
 }
 
+/* The exit status a launcher of the run recorded for pid: torchrun prints a
+ * line per worker that failed ("exitcode  : 1 (pid: 4057)", negative: killed
+ * by that signal), which capture.c keeps on the stream's marker (the tail's
+ * are copied to each rank stream's).  False when none names it. */
+static bool launcher_status(json_t *m, long long pid, int *status, int *sig)
+{
+    static const char *const keys[] = {"status_lines", "run_status_lines"};
+    char needle[48];
+    snprintf(needle, sizeof needle, "(pid: %lld)", pid);
+    for (size_t k = 0; k < 2; k++) {
+        json_t *lines = jget(m, keys[k]);
+        for (size_t i = 0; i < json_array_size(lines); i++) {
+            const char *l = json_string_value(json_array_get(lines, i)), *e = l ? strstr(l, "exitcode") : NULL;
+            if (!e || !strstr(l, needle))
+                continue;
+            e += 8;
+            while (*e == ' ' || *e == ':')
+                e++;
+            char *end;
+            long v = strtol(e, &end, 10);
+            if (end == e)
+                continue;
+            if (v < 0)
+                *sig = (int)-v;
+            else
+                *status = (int)v;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* status and signal from the trace and the capture's header */
 static void ended(struct trace *t, struct outcome *o)
 {
@@ -104,6 +140,13 @@ static void ended(struct trace *t, struct outcome *o)
         else if (t->exit || !o->signal)
             o->status = v;
     }
+    /* a process that left through _exit (a forked worker of multiprocessing, os._exit) wrote the
+     * status it passed: the status of every such child, not only of the program `run` started */
+    json_t *xs = jget(t->exit, "exit_status");
+    if (o->status < 0 && !o->signal && json_is_integer(xs) && strcmp(jstr(t->exit, "via", ""), "_exit") == 0)
+        o->status = (int)(json_integer_value(xs) & 0xff);
+    if (o->status < 0 && !o->signal)
+        launcher_status(m, t->pid, &o->status, &o->signal); /* a rank torchrun saw fail */
     if (o->status > 0 || o->signal)
         o->kind = OC_FAILED;
     else if (o->status == 0)
@@ -139,6 +182,8 @@ static json_t *own_stream(struct analysis *a, json_t *marker, int status, bool *
         done[i] = true;
         if (a->p[i].out.kind == OC_FAILED)
             a->p[i].out.line = fin;
+        else
+            a->p[i].out.others_lines = failed > 0;
     }
     if (!ex || failed)
         return NULL;
@@ -179,7 +224,8 @@ static void own_run(struct analysis *a, size_t first, bool *done)
         unowned = tail_ex;
     if (unowned || (!failed && status > 0 && !top_traced)) {
         struct outcome *o = &a->p[first].out;
-        o->run = m0, o->run_line = unowned, o->run_status = top_traced ? -1 : status, a->nunowned++;
+        o->run = m0, o->run_line = unowned, o->run_status = top_traced ? -1 : status;
+        a->nunowned += !(unowned && jtrue(unowned, "logged") && status == 0 && o->run_status <= 0); /* caught */
     }
 }
 
@@ -195,8 +241,12 @@ void judge_outcomes(struct analysis *a)
         if (!done[i] && capture_marker(&s->t[i]))
             own_run(a, i, done);
     a->nfailed = 0;
-    for (size_t i = 0; i < s->n; i++)
-        a->nfailed += a->p[i].out.kind == OC_FAILED;
+    for (size_t i = 0; i < s->n; i++) {
+        struct outcome *o = &a->p[i].out;
+        json_t *st = jget(capture_marker(&s->t[i]), "status");
+        a->nfailed += o->kind == OC_FAILED;
+        o->run_ok = o->kind == OC_ENDED && json_is_integer(st) && json_integer_value(st) == 0;
+    }
     free(done);
 }
 
@@ -307,7 +357,9 @@ char *outcome_summary(struct analysis *a)
         if (o->run_status > 0)
             sb_printf(&b, "; the program `convguard run` started (pid %lld, no trace of its own) failed (exit %d)", child,
                       o->run_status);
-        if (o->run_line)
+        if (o->run_line && jtrue(o->run_line, "logged") && o->run_status <= 0)
+            sb_printf(&b, "; an exception was logged and the program went on: \"%s\"", jstr(o->run_line, "text", ""));
+        else if (o->run_line)
             sb_printf(&b, "; the run's output holds an error no traced process owns: \"%s\"", jstr(o->run_line, "text", ""));
     }
     bool captured = false;
@@ -372,6 +424,39 @@ static void run_cause(struct analysis *a, size_t i, struct sbuf *c, const char *
                      "it; ", child);
 }
 
+/* A run-level exception a logger wrote while the program `run` started
+ * exited 0: caught, the program went on (capture.c marks it `logged`).
+ * Context, told after everything else of the run. */
+static void caught_exception(struct analysis *a, size_t i, struct finding *f, const struct message *m)
+{
+    const char *line = jstr(a->p[i].out.run_line, "text", "");
+    struct sbuf c = {0};
+    f->r = &caught_rule;
+    f->severity = "note";
+    f->title = xasprintf("an exception was logged and the program went on: \"%s\"", line);
+    sb_add(&c, "a logger wrote this traceback (a log record stands right before it), so the exception was caught "
+               "and the program `convguard run` started exited 0");
+    if (m && *m->cause)
+        sb_printf(&c, "; what the line says (%s): %s", m->framework, m->cause);
+    f->cause = sb_take(&c);
+    f->fix = m && *m->fix ? fix_for_frameworks(m->fix, frameworks_of(&a->s->t[i]) | fw_of_printed_row(&a->s->t[i], m->framework))
+                          : xstrdup("nothing, if the run did what it should: the lines around the traceback say what "
+                                    "the program did instead (a CPU fallback, a retry)");
+    f->symptom = xasprintf("\"%s\" in the output of a run that exited 0", line);
+    f->seen = xstrdup("");
+    f->tier = 2, f->dist = 1e9; /* after the findings of the processes */
+}
+
+static char *truth_title(struct proc_sum *p, bool run, const char *how, const char *line)
+{
+    if (run && p->out.run_status > 0)
+        return line ? xasprintf("the program `convguard run` started failed (exit %d): \"%s\"", p->out.run_status, line)
+                    : xasprintf("the program `convguard run` started failed (exit %d)", p->out.run_status);
+    if (run)
+        return xasprintf("a process of this run failed: \"%s\"", line);
+    return line ? xasprintf("%s failed (%s): \"%s\"", p->label, how, line) : xasprintf("%s failed (%s)", p->label, how);
+}
+
 static void plain_truth(struct analysis *a, size_t i, bool run)
 {
     struct trace *t = &a->s->t[i];
@@ -381,18 +466,23 @@ static void plain_truth(struct analysis *a, size_t i, bool run)
     char *how = outcome_how(a, i);
     json_t *ln = run ? o->run_line : o->line;
     const char *line = ln ? jstr(ln, "text", "") : NULL;
+    /* the final line's message family, when patterns.def knows it: what it means and what to do */
+    const struct message *m = ln ? message_by_id(jstr(ln, "pattern", NULL)) : NULL;
+    if (m && !*m->cause)
+        m = NULL;
     struct sbuf c = {0};
     f->r = run ? &unowned_error_rule : &process_failed_rule;
     f->ti = i, f->count = 1, f->ev = ln;
     f->severity = "error";
     f->vars = json_pack("{s:s, s:s}", "how", how, "outcome", run ? "run" : "failed");
-    if (run && o->run_status > 0)
-        f->title = line ? xasprintf("the program `convguard run` started failed (exit %d): \"%s\"", o->run_status, line)
-                        : xasprintf("the program `convguard run` started failed (exit %d)", o->run_status);
-    else if (run)
-        f->title = xasprintf("a process of this run failed: \"%s\"", line);
-    else
-        f->title = line ? xasprintf("%s failed (%s): \"%s\"", p->label, how, line) : xasprintf("%s failed (%s)", p->label, how);
+    if (run && o->run_line && jtrue(o->run_line, "logged") && o->run_status <= 0) {
+        caught_exception(a, i, f, m);
+        free(how);
+        return;
+    }
+    f->title = truth_title(p, run, how, line);
+    if (m)
+        sb_printf(&c, "%s: %s; ", m->title, m->cause);
     if (run) {
         run_cause(a, i, &c, line);
         sb_printf(&c, "in %s, the traced process that read the same output, ", p->label);
@@ -407,6 +497,9 @@ static void plain_truth(struct analysis *a, size_t i, bool run)
     }
     checked(a, i, &c);
     f->cause = sb_take(&c);
+    if (m) /* the message's own fix, for the frameworks of the process and the message's */
+        f->fix = fix_for_frameworks(m->fix, frameworks_of(t) | fw_of_printed_row(t, m->framework));
+    else
     f->fix = xstrdup(p->nfail ? "start from the program's own error (its final line above) and the failing calls "
                                 "listed under the process (`convguard report -v` lists them all): their status "
                                 "names the layer"
@@ -448,6 +541,12 @@ static bool explains_end(struct trace *t, struct outcome *o, struct finding *f)
 {
     if (f->ev && (f->ev == o->line || (is(f->ev, "output") && jtrue(f->ev, "exception"))))
         return true;
+    /* a line of the same family as the final one: the framework's exception says "invalid usage" and
+     * the line that makes the finding, printed with it, says which ("Duplicate GPU detected") */
+    if (o->line && is(f->ev, "output") &&
+        (strcmp(jstr(f->ev, "kind", "a"), jstr(o->line, "kind", "b")) == 0 ||
+         (strncmp(f->r->id, "printed_", 8) == 0 && rule_pattern_match(f->r->pattern, o->line, t->events))))
+        return true;
     if (!o->line || is(f->ev, "output"))
         return false;
     for (size_t r = 0; r < n_rules; r++)
@@ -482,8 +581,36 @@ static bool alloc_event(json_t *e)
  * and was made), a later cuDNN handle was made, or some calls of the same
  * function succeeded while the process went on past the failure (a probe, an
  * engine that fell back).  NULL when none. */
-static char *went_on(struct trace *t, json_t *ev, bool process_ok)
+/* A kernel looked up that answered "no binary for this GPU" (209, seen in the driver's log) while
+ * every code image the process loaded holds code for this GPU: a library asking for each of its
+ * kernels, some built for other GPU generations only, as NCCL's start does (ncclInitKernelsForDevice
+ * calls cudaFuncGetAttributes on every kernel and clears the error).  Code built for other GPUs
+ * altogether leaves an image that fits nothing (`code_no_fit`, exit.code_images.no_fit). */
+static bool kernel_probe(struct trace *t, json_t *ev)
 {
+    return is(ev, "driver_log") && jint(ev, "status", 0) == 209 && !jtrue(ev, "hooked") &&
+           json_array_size(jget(ev, "code_no_fit")) == 0 && jint(t->exit, "code_images.described", 0) > 0 &&
+           jint(t->exit, "code_images.no_fit", -1) == 0;
+}
+
+/* the final line names another failure than GPU code or a kernel */
+static bool died_of_other(json_t *final)
+{
+    static const char *const code_kinds[] = {"code", "kernel", "launch", "cuda"};
+    if (!final)
+        return false;
+    for (size_t i = 0; i < sizeof code_kinds / sizeof code_kinds[0]; i++)
+        if (strcmp(jstr(final, "kind", ""), code_kinds[i]) == 0)
+            return false;
+    return true;
+}
+
+static char *went_on(struct trace *t, json_t *ev, bool process_ok, json_t *final)
+{
+    if (kernel_probe(t, ev) && (process_ok || died_of_other(final)))
+        return xstrdup("then the library went on: every code image this process loaded has code for this GPU, "
+                       "so only a kernel built for other GPU generations was asked for and answered \"no\" (a "
+                       "library probing its kernels, as NCCL does when it starts)");
     if (!ev || is(ev, "output") || is(ev, "crash") || !jstr(ev, "fn", NULL))
         return NULL;
     const char *fn = jstr(ev, "fn", ""), *caller = jstr(ev, "caller", NULL);
@@ -524,25 +651,60 @@ static void place(struct analysis *a, size_t i, struct finding *f)
                                             : end - jnum(f->ev, "t", 0);
     if (f->dist < 0)
         f->dist = 0;
-    f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK) : NULL; /* before all: not what it died of */
-    if (!f->went_on && o->kind != OC_OK && explains_end(t, o, f)) {
+    f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK || o->run_ok, o->line) : NULL; /* before all: not what it died of */
+    if (!f->went_on && o->others_lines && is(f->ev, "output")) {
+        f->severity = "note", f->tier = 2; /* what another process of its stream printed, and died of */
+        return;
+    }
+    if (!f->went_on && o->kind != OC_OK && !o->run_ok && explains_end(t, o, f)) {
         f->tier = 0;
         return;
     }
     if (f->went_on)
         f->severity = "note", f->tier = 2;
-    else if (o->kind == OC_OK)
+    else if (o->kind == OC_OK || o->run_ok)
         f->severity = error ? "warning" : f->severity, f->tier = 2;
     else
         f->tier = 1; /* before the end, never recovered from: what led to it (the table orders them) */
 }
 
+/* one of the rule's groups is g */
+static bool in_group(const struct rule *r, const char *g)
+{
+    size_t n = strlen(g);
+    for (const char *p = r->group; *p;) {
+        size_t m = strcspn(p, ",+");
+        if (m == n && strncmp(p, g, n) == 0)
+            return true;
+        p += m + (p[m] ? 1 : 0);
+    }
+    return false;
+}
+
+/* A process that exited 0 after the driver gave it no GPU went on without one: a framework that
+ * falls back (JAX, TensorFlow, a PyTorch program that picks "cpu" when CUDA is not available) ran
+ * its work on the CPU.  Said with the finding, which is then a warning (issue 27 item 5: a silent
+ * CPU run says what the user sees). */
+static void ran_on_cpu(struct trace *t, struct finding *f)
+{
+    bool no_gpu = in_group(f->r, "device") || in_group(f->r, "driver");
+    if (!no_gpu || strcmp(f->r->severity, "error") != 0 || jint(t->exit, "gpu_mem.allocs", 0) > 0)
+        return;
+    char *c = xasprintf("%s; the process went on and exited 0 without the GPU: its work ran on the CPU, slowly (the "
+                        "GPU was never used)", f->cause);
+    char *ti = xasprintf("the GPU was never used: %s", f->title);
+    free(f->cause), free(f->title);
+    f->cause = c, f->title = ti;
+}
+
 void outcome_findings(struct analysis *a, size_t i)
 {
     struct proc_sum *p = &a->p[i];
-    bool error = false;
+    bool error = false, ok = p->out.kind == OC_OK || p->out.run_ok;
     for (size_t k = (size_t)p->f_begin; k < a->nf; k++) {
         place(a, i, &a->f[k]);
+        if (ok && !a->f[k].went_on)
+            ran_on_cpu(&a->s->t[i], &a->f[k]);
         error |= strcmp(a->f[k].severity, "error") == 0;
     }
     p->out.explained = error;
@@ -574,7 +736,9 @@ bool finding_counts(const struct finding *f) { return strcmp(f->severity, "note"
 
 bool went_on_from(struct analysis *a, size_t ti, const struct rule *r, json_t *ev)
 {
-    char *w = strcmp(r->severity, "error") == 0 ? went_on(&a->s->t[ti], ev, a->p[ti].out.kind == OC_OK) : NULL;
+    struct outcome *o = &a->p[ti].out;
+    char *w = strcmp(r->severity, "error") == 0 ? went_on(&a->s->t[ti], ev, o->kind == OC_OK || o->run_ok, o->line)
+                                                : NULL;
     free(w);
     return w != NULL;
 }

@@ -27,7 +27,7 @@ static void add_lib(struct proc_sum *p, json_t *e)
     } else if (strcmp(fam, "cudart") == 0) {
         p->cudart_path = path, p->cudart_ver = v;
     } else if (strcmp(fam, "driver") == 0) {
-        p->driver_path = path, p->driver_ver = v;
+        p->driver_path = path, p->driver_ver = v, p->driver_origin = jstr(e, "origin", NULL);
     }
 }
 
@@ -131,7 +131,9 @@ char *lib_summary(struct proc_sum *p)
         sb_printf(&b, "%scudart %s at %s", b.len ? "; " : "", fmt_cuda_ver(p->cudart_ver, v1, sizeof v1), p->cudart_path);
     if (p->driver_path)
         sb_printf(&b, "%sdriver %s at %s", b.len ? "; " : "", fmt_cuda_ver(p->driver_ver, v1, sizeof v1), p->driver_path);
-    else if (p->nlibs)
+    if (p->driver_path && p->driver_origin && strcmp(p->driver_origin, "driver") != 0) /* not the driver's own */
+        sb_printf(&b, " (%s)", diag_origin_words(p->driver_origin));
+    else if (!p->driver_path && p->nlibs)
         sb_printf(&b, "%sdriver (libcuda.so.1) not loaded", b.len ? "; " : "");
     if (!p->nlibs)
         sb_add(&b, "no CUDA library loaded");

@@ -33,6 +33,7 @@ const size_t n_messages = sizeof messages / sizeof messages[0];
 #define MAX_QUOTE 600         /* characters of one quoted line: PyTorch's OutOfMemoryError has its numbers
                                  * up to ~450 characters in (analysis/diagnose.c reads them) */
 #define MAX_OUTPUT_EVENTS 8   /* distinct quotable lines per process */
+#define MAX_STATUS_LINES 256  /* a launcher's exit-status records kept per stream (one per rank) */
 
 /* ---- rank prefixes */
 size_t rank_prefix(const char *s, size_t len, char *kind, long *num)
@@ -459,9 +460,10 @@ static const struct message *pattern_of(const char *line)
 /* The exception line of the last traceback: the first line after "Traceback
  * (most recent call last):" that is not indented.  torchrun's own
  * ChildFailedError only says a worker failed: then the one before it. */
-static long exception_line(struct line *v, size_t n)
+static long exception_line(struct line *v, size_t n, long *traceback)
 {
     long found = -1;
+    *traceback = -1;
     for (size_t i = 0; i < n; i++) {
         if (strncmp(v[i].raw, "Traceback (most recent call last):", 34) != 0)
             continue;
@@ -472,21 +474,74 @@ static long exception_line(struct line *v, size_t n)
             if (strncmp(l, "Traceback (", 11) == 0)
                 break;
             if (!strstr(l, "ChildFailedError") || found < 0)
-                found = (long)j;
+                found = (long)j, *traceback = (long)i;
             break;
         }
     }
     return found;
 }
 
+/* A traceback a logger wrote (`logger.exception`, `exc_info=True`: the record's line, then the
+ * traceback) or Python's "Exception ignored in": an exception caught, the program went on (JAX logs
+ * "ERROR:...:jax._src.xla_bridge:...: Jax plugin configuration error: ..." so and falls back to the
+ * CPU).  Python's own report of an uncaught exception starts at "Traceback" with nothing of its own
+ * before it; multiprocessing's dead child prints "Process Process-1:" first.  The line before the
+ * first traceback of a chain ("During handling of the above exception...") is the one read. */
+static bool logged_before(struct line *v, long tb)
+{
+    static const char *const levels[] = {"CRITICAL:", "ERROR:", "WARNING:", "WARN:", "INFO:", "DEBUG:"};
+    for (int hops = 0; tb > 0 && hops < 16; hops++) {
+        long k = tb - 1;
+        while (k >= 0 && !*v[k].raw)
+            k--;
+        if (k < 0)
+            return false;
+        const char *l = v[k].raw;
+        if (strncmp(l, "During handling of the above exception", 39) == 0 ||
+            strncmp(l, "The above exception was the direct cause", 40) == 0) {
+            long prev = k - 1; /* the traceback before it */
+            while (prev >= 0 && strncmp(v[prev].raw, "Traceback (most recent call last):", 34) != 0)
+                prev--;
+            tb = prev;
+            continue;
+        }
+        if (strncmp(l, "Exception ignored in", 20) == 0)
+            return true;
+        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+            if (strncmp(l, levels[i], strlen(levels[i])) == 0)
+                return true;
+        /* absl / glog: "E1207 10:11:12.345678  1234 file.cc:12] ..." */
+        return strlen(l) > 6 && strchr("EWF", l[0]) && skip_stamp(l) != l;
+    }
+    return false;
+}
+
 /* ---- output events */
+
+/* a launcher's records of its children's exit statuses (torchrun's "exitcode  : 1 (pid: 4057)"):
+ * facts for the outcome, never quoted, apart from the quotable lines' budget */
+static json_t *status_lines(struct line *v, size_t n)
+{
+    json_t *statuses = json_array();
+    for (size_t i = 0; i < n && json_array_size(statuses) < MAX_STATUS_LINES; i++) {
+        const struct message *p = pattern_of(v[i].raw);
+        if (p && strcmp(p->kind, "status") == 0) {
+            char *q = quote_text(v[i].raw);
+            json_array_append_new(statuses, json_string(q));
+            free(q);
+        }
+    }
+    return statuses;
+}
+
 static json_t *section_events(struct capture *c, struct section *sec)
 {
     if (sec->events)
         return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
-    long ex = exception_line(v, n);
+    long tb, ex = exception_line(v, n, &tb);
+    bool logged = ex >= 0 && logged_before(v, tb);
     long keep[MAX_OUTPUT_EVENTS];
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
@@ -494,6 +549,8 @@ static json_t *section_events(struct capture *c, struct section *sec)
     /* the last distinct quotable lines, newest first */
     for (long i = (long)n - 1; i >= 0 && nk < MAX_OUTPUT_EVENTS; i--) {
         const struct message *p = pattern_of(v[i].raw);
+        if (p && strcmp(p->kind, "status") == 0)
+            p = NULL;
         if (i != ex && !p)
             continue;
         char *q = quote_text(v[i].raw);
@@ -516,6 +573,10 @@ static json_t *section_events(struct capture *c, struct section *sec)
     json_t *st = jget(c->hdr, "status");
     if (mk && json_is_integer(st))
         json_object_set(mk, "status", st);
+    json_t *statuses = status_lines(v, n);
+    if (mk && json_array_size(statuses))
+        json_object_set(mk, "status_lines", statuses);
+    json_decref(statuses);
     json_array_append_new(evs, mk);
     for (size_t k = nk; k-- > 0;) {
         const struct message *p = kp[k];
@@ -524,8 +585,9 @@ static json_t *section_events(struct capture *c, struct section *sec)
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
                               sec->name, "exception", keep[k] == ex);
         free(kq[k]);
-        if (e)
-            json_array_append_new(evs, e);
+        if (e && keep[k] == ex && logged)
+            json_object_set_new(e, "logged", json_true());
+        json_array_append_new(evs, e); /* NULL: nothing appended */
     }
     for (size_t i = 0; i < n; i++)
         free(v[i].raw);
@@ -544,6 +606,9 @@ static void tail_exception(struct capture *c, struct section *sec, json_t *marke
     for (size_t i = 0; i < json_array_size(tail); i++)
         if (jtrue(json_array_get(tail, i), "exception"))
             json_object_set(marker, "run_exception", json_array_get(tail, i));
+    json_t *sl = jget(json_array_get(tail, 0), "status_lines"); /* the launcher's, about the ranks */
+    if (sl)
+        json_object_set(marker, "run_status_lines", sl);
 }
 
 static void attach_one(struct trace *t, struct capture *c, struct section *sec)

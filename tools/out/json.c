@@ -133,10 +133,11 @@ static json_t *process_json(struct analysis *a, size_t i)
         for (size_t k = 0; k < json_array_size(t->events); k++) {
             json_t *e = json_array_get(t->events, k);
             if (strcmp(jstr(e, "ev", ""), "lib") == 0)
-                json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:o, s:o}", "path", jstr(e, "path", "?"),
+                json_array_append_new(libs, json_pack("{s:s, s:s, s:s, s:o, s:o, s:s?}", "path", jstr(e, "path", "?"),
                                                       "soname", jstr(e, "soname", "?"), "family", jstr(e, "family", "?"),
                                                       "version", int_or_null(jint(e, "version", -1)),
-                                                      "cuda_built_for", int_or_null(jint(e, "cuda_built_for", -1))));
+                                                      "cuda_built_for", int_or_null(jint(e, "cuda_built_for", -1)),
+                                                      "origin", jstr(e, "origin", NULL)));
             if (is_failure_event(t, k)) {
                 char *d = describe_event(e);
                 json_array_append_new(fails, json_pack("{s:I, s:f, s:s, s:s}", "seq", (json_int_t)jint(e, "seq", -1),

@@ -26,11 +26,20 @@ static long long version_of_path(struct trace *t, const char *path)
     return same_dir;
 }
 
+/* " (9.14.0), a system package's file,": the file's version and whose file it is (diagnose.c's origin;
+ * nothing for a copy in a folder of its own, which the path says) */
 static char *ver_note(struct trace *t, const char *path)
 {
     char v[32];
     long long ver = version_of_path(t, path);
-    return ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
+    const char *o = jstr(lib_event(t, path), "origin", "copy");
+    const char *whose = strcmp(o, "copy") == 0 ? NULL : jstr(lib_event(t, path), "origin_words", NULL);
+    char *vs = ver > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(ver, v, sizeof v)) : xstrdup("");
+    if (!whose)
+        return vs;
+    char *r = xasprintf("%s, %s file,", vs, whose);
+    free(vs);
+    return r;
 }
 
 static void llp_facts(struct trace *t, const char *other_path, const char *keep_path, json_t *vars)
@@ -43,6 +52,13 @@ static void llp_facts(struct trace *t, const char *other_path, const char *keep_
         set_own(vars, "llp_note", xasprintf(": %s is in LD_LIBRARY_PATH, which the loader searches before a "
                                             "library's own RUNPATH", d));
         set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s)", d, llp));
+    } else if (dir_in_path_list(k, llp)) {
+        /* a partial copy first in LD_LIBRARY_PATH: what it lacks was found by name elsewhere */
+        set_own(vars, "llp_note", xasprintf(": %s, first in LD_LIBRARY_PATH, holds a copy of cuDNN without %s, so "
+                                            "the loader found that part by its name in %s", k, base_name(other_path), d));
+        set_own(vars, "fix_first", xasprintf("take %s out of LD_LIBRARY_PATH (now %s), so that the framework's own "
+                                             "cuDNN serves every part, or complete that copy with the %s of its own "
+                                             "version", k, llp, base_name(other_path)));
     } else {
         set_str(vars, "llp_note", "");
         set_own(vars, "fix_first", xasprintf("put every libcudnn*.so file of one version in %s and remove the "

@@ -1,6 +1,7 @@
 /* env.c - the machine around the process: the driver's two halves,
  * MIG, the GPU's architecture against the CUDA build, the driver's cache
  * folder, and other processes or frameworks holding the memory. */
+#include "model/capture.h"
 #include "rules/match.h"
 
 /* "libcuda.so.545.23.08" -> "545.23.08": the user-space driver's version */
@@ -162,6 +163,97 @@ bool m_nv_cache(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
+/* how processes that must share one GPU share it, in the knobs of this process's framework */
+static const char *share_fix_of(struct trace *t)
+{
+    return fw_pick(t,
+                   "JAX preallocates 75% of the GPU in each process: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (or "
+                   "`XLA_PYTHON_CLIENT_MEM_FRACTION=.3` in each)",
+                   "TensorFlow takes the whole GPU unless told: `tf.config.experimental.set_memory_growth(gpu, True)` "
+                   "(or `TF_FORCE_GPU_ALLOW_GROWTH=true`) in each",
+                   "PyTorch: `torch.cuda.set_per_process_memory_fraction(0.5)` in each",
+                   "JAX `XLA_PYTHON_CLIENT_PREALLOCATE=false`, TensorFlow `TF_FORCE_GPU_ALLOW_GROWTH=true`, PyTorch "
+                   "`torch.cuda.set_per_process_memory_fraction(0.5)`");
+}
+
+static json_t *event_by_seq(struct trace *t, long long seq)
+{
+    for (size_t i = 0; i < json_array_size(t->events); i++)
+        if (jint(json_array_get(t->events, i), "seq", -2) == seq && !is_ev(json_array_get(t->events, i), "output"))
+            return json_array_get(t->events, i);
+    return NULL;
+}
+
+/* "process 6102 (python3 two.py holder) held 105.0 GiB": the other traced processes of this host alive
+ * with it whose largest allocation took a quarter of the GPU or more */
+static char *traced_holders(struct trace_set *s, size_t ti, long long *top)
+{
+    struct trace *t = &s->t[ti];
+    struct sbuf b = {0};
+    long long best = 0;
+    *top = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        struct trace *o = &s->t[i];
+        long long held = jint(o->exit, "gpu_mem.largest_ok", -1), total = -1;
+        for (size_t k = 0; k < json_array_size(t->events) && total < 0; k++)
+            total = jint(json_array_get(t->events, k), "mem.total", -1);
+        bool overlap = o->wall <= 0 || t->wall <= 0 || (o->wall <= t->wall + t->t_last && t->wall <= o->wall + o->t_last);
+        if (i == ti || strcmp(o->host, t->host) != 0 || !overlap || held <= 0 || total <= 0 || held * 4 < total)
+            continue;
+        char sz[32];
+        sb_printf(&b, "%sprocess %lld (%s) held %s (its largest allocation)", b.len ? ", " : "", o->pid,
+                  base_name(jstr(o->start, "exe", "?")), fmt_size(held, sz, sizeof sz));
+        if (held > best)
+            best = held, *top = o->pid;
+    }
+    return b.len ? sb_take(&b) : xstrdup("");
+}
+
+/* ---- the framework ran out after another process had taken the GPU */
+bool m_oom_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
+{
+    struct trace *t = &s->t[ti];
+    json_t *by = jint(ev, "likely_cause.in_pid", -1) == t->pid ? event_by_seq(t, jint(ev, "likely_cause.seq", -1))
+                                                                : NULL;
+    if (!by)
+        return false; /* another process of the stream's cause */
+    /* what the program died of, not the log line of a failure the pool went on from */
+    json_t *st = jget(capture_marker(t), "status");
+    if (!jtrue(ev, "exception") && !(json_is_integer(st) && json_integer_value(st) != 0))
+        return false;
+    long long top;
+    char *h = holders_text(by, t->pid, &top);
+    if (!*h) { /* NVML named none: the traced processes of this host that held a pool then */
+        free(h);
+        h = traced_holders(s, ti, &top);
+    }
+    set_own(vars, "holders", *h ? xasprintf("another process holds the GPU's memory: %s", h)
+                                : xstrdup("the GPU's memory was in use outside this process (NVML named no holder; "
+                                          "`nvidia-smi` lists them)"));
+    free(h);
+    if (top >= 0)
+        set_int(vars, "top_pid", top);
+    else
+        set_str(vars, "top_pid", "<pid>");
+    char a[32], b[32], c[32], d[32];
+    long long asked = jint(by, "bytes", -1), later = jint(t->exit, "gpu_mem.largest_ok", -1);
+    const char *fn = jstr(by, "fn", jstr(by, "ev", "?"));
+    if (asked > 0 && later > jint(by, "largest_ok", -1) && later > 0)
+        set_own(vars, "when", xasprintf("%s of %s failed with %s of %s free, and a smaller pool of %s was all it got", fn,
+                                        fmt_size(asked, a, sizeof a), fmt_size(jint(by, "mem.free", -1), b, sizeof b),
+                                        fmt_size(jint(by, "mem.total", -1), c, sizeof c), fmt_size(later, d, sizeof d)));
+    else
+        set_own(vars, "when", xasprintf("%s failed with %s of %s free", fn, fmt_size(jint(by, "mem.free", -1), a, sizeof a),
+                                        fmt_size(jint(by, "mem.total", -1), b, sizeof b)));
+    const char *fw = jstr(ev, "framework", "the framework");
+    set_str(vars, "framework", strcmp(fw, "CUDA") == 0 ? "the program" : fw);
+    set_str(vars, "share_fix", share_fix_of(t));
+    char *said = describe_event(by);
+    set_own(vars, "seen", xasprintf("stderr: %s; %s", jstr(ev, "text", ""), said));
+    free(said);
+    return true;
+}
+
 /* ---- another process holds the memory an allocation needed */
 bool m_alloc_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
@@ -181,15 +273,7 @@ bool m_alloc_held(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     set_own(vars, "holders", xasprintf("another process holds the GPU's memory: %s", txt));
     free(txt);
     set_int(vars, "top_pid", top);
-    set_str(vars, "share_fix",
-            fw_pick(t,
-                    "JAX preallocates 75% of the GPU in each process: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (or "
-                    "`XLA_PYTHON_CLIENT_MEM_FRACTION=.3` in each)",
-                    "TensorFlow takes the whole GPU unless told: `tf.config.experimental.set_memory_growth(gpu, True)` "
-                    "(or `TF_FORCE_GPU_ALLOW_GROWTH=true`) in each",
-                    "PyTorch: `torch.cuda.set_per_process_memory_fraction(0.5)` in each",
-                    "JAX `XLA_PYTHON_CLIENT_PREALLOCATE=false`, TensorFlow `TF_FORCE_GPU_ALLOW_GROWTH=true`, PyTorch "
-                    "`torch.cuda.set_per_process_memory_fraction(0.5)`"));
+    set_str(vars, "share_fix", share_fix_of(t));
     return true;
 }
 

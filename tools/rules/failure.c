@@ -41,6 +41,9 @@ char *describe_event(json_t *ev)
         err += n0 + 2;
     if (err)
         json_object_set_new(vars, "error_short", json_string(err));
+    /* a library: its file and whose it is (analysis/diagnose.c's origin) */
+    if (!txt && strcmp(jstr(ev, "ev", ""), "lib") == 0)
+        txt = jget(ev, "origin_words") ? "{soname} at {path}, {origin_words}" : "{soname} at {path}";
     char *body = expand(txt ? txt : "{ev}", vars, ev);
     json_decref(vars);
     size_t n = strlen(body);

@@ -87,6 +87,8 @@ MATCH(m_mig);
 MATCH(m_arch);
 MATCH(m_nv_cache);
 MATCH(m_alloc_held);
+MATCH(m_oom_held);
+MATCH(m_ranks_share_gpu);
 MATCH(m_two_frameworks);
 MATCH(m_ptxas);
 /* versions.c */

@@ -148,6 +148,49 @@ static bool more_specific_line(struct trace *t, const struct message *m)
     return false;
 }
 
+/* /dev/shm as the processes of the run saw it (shim: start when small, a SIGBUS crash, a failing
+ * _exit): " (/dev/shm here: 16.0 MiB, 0 B free, at the crash of pid 812)", "" when none said */
+static char *shm_note(struct trace_set *s, size_t ti)
+{
+    json_t *best = NULL;
+    long long who = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->t[i].host, s->t[ti].host) != 0)
+            continue;
+        json_t *evs = s->t[i].events;
+        for (size_t k = 0; k < json_array_size(evs); k++) {
+            json_t *sh = jget(json_array_get(evs, k), "shm");
+            if (json_is_object(sh) && (!best || jint(sh, "free", 0) < jint(best, "free", 0)))
+                best = sh, who = s->t[i].pid;
+        }
+        json_t *xs = jget(s->t[i].exit, "shm");
+        if (json_is_object(xs) && (!best || jint(xs, "free", 0) < jint(best, "free", 0)))
+            best = xs, who = s->t[i].pid;
+    }
+    if (!best)
+        return xstrdup("");
+    char a[32], b[32];
+    return xasprintf(" (/dev/shm here: %s, %s free, as pid %lld saw it)", fmt_size(jint(best, "total", -1), a, sizeof a),
+                     fmt_size(jint(best, "free", -1), b, sizeof b), who);
+}
+
+/* the settings the message's cause or fix names that the process ran with:
+ * "; this process ran with PYTORCH_CUDA_ALLOC_CONF=\"expandable_segment:True\"" */
+static char *env_note(struct trace *t, const struct message *m)
+{
+    struct sbuf b = {0};
+    const char *k;
+    json_t *v;
+    json_object_foreach(jget(t->start, "env"), k, v) {
+        size_t n = strlen(k);
+        const char *at = strstr(m->cause, k) ? strstr(m->cause, k) : strstr(m->fix, k);
+        if (!at || n < 4 || !json_is_string(v) || (at[n] == '_' || (at[n] >= 'A' && at[n] <= 'Z')))
+            continue; /* a longer name that starts with it */
+        sb_printf(&b, "%s%s=\"%s\"", b.len ? ", " : "; this process ran with ", k, json_string_value(v));
+    }
+    return b.len ? sb_take(&b) : xstrdup("");
+}
+
 bool m_printed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
@@ -164,7 +207,9 @@ bool m_printed(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
         if (rule_pattern_match(m->confirm, json_array_get(t->events, i), t->events))
             agree = json_array_get(t->events, i);
     char *said = agree ? describe_event(agree) : NULL;
-    set_own(vars, "confirm_note", said ? xasprintf(" (the trace agrees: %s)", said) : xstrdup(""));
-    free(said);
+    char *shm = strcmp(m->kind, "host") == 0 ? shm_note(s, ti) : xstrdup(""), *env = env_note(t, m);
+    char *agrees = said ? xasprintf(" (the trace agrees: %s)", said) : xstrdup("");
+    set_own(vars, "confirm_note", xasprintf("%s%s%s", shm, agrees, env));
+    free(said), free(shm), free(env), free(agrees);
     return true;
 }

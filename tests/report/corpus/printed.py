@@ -38,6 +38,11 @@ LIBS = {
     "cupy": [SP + "/cupy/_core/core.cpython-311-x86_64-linux-gnu.so"],
     "c": [],
 }
+# rows a rule of the trace explains before the printed_* rows (rules.def), with its words
+RULE_OF_ID = {
+    "nccl_duplicate_gpu": ("ranks_share_gpu", "refuses a communicator with two ranks on one GPU"),
+    "nccl_same_gpu": ("ranks_share_gpu", "refuses a communicator with two ranks on one GPU"),
+}
 FRAMEWORKS = {"torch": ["torch"], "tf": ["tensorflow"], "jax": ["jax"], "cupy": ["cupy"], "c": []}
 
 
@@ -384,6 +389,92 @@ CASES = {
         "GeForce cards without P2P", "NCCL_P2P_DISABLE=1"),
     "nvml_unknown": ("c", ["Failed to initialize NVML: Unknown Error"],
         "systemctl daemon-reload", "create-dev-char-symlinks"),
+    # ---- issue 27 item 4, third batch (appended: the cases above keep their pids)
+    "torch_alloc_conf_key": ("torch", tb("RuntimeError: Unrecognized key 'expandable_segment' in Accelerator allocator "
+                                         "config."), "refuses a key it does not know", "expandable_segments:True"),
+    "torch_alloc_conf_option": ("torch", tb("RuntimeError: Unrecognized CachingAllocator option: expandable_segments"),
+        "newer than this PyTorch", "env -u PYTORCH_CUDA_ALLOC_CONF"),
+    "torch_alloc_conf_bool": ("torch", tb("RuntimeError: Expected a single True/False argument for expandable_segments"),
+        "only `True` or `False`", "expandable_segments:True"),
+    "torch_alloc_backend": ("torch", tb("RuntimeError: Unknown allocator backend, options are native and "
+                                        "cudaMallocAsync"), "`native` or `cudaMallocAsync` only",
+        "backend:cudaMallocAsync"),
+    "torch_cublas_deterministic": ("torch", tb(
+        "RuntimeError: Deterministic behavior was enabled with either `torch.use_deterministic_algorithms(True)` or "
+        "`at::Context::setDeterministicAlgorithms(true)`, but this operation is not deterministic because it uses "
+        "CuBLAS and you have CUDA >= 10.2. To enable deterministic behavior in this case, you must set an "
+        "environment variable before running your PyTorch application: CUBLAS_WORKSPACE_CONFIG=:4096:8 or "
+        "CUBLAS_WORKSPACE_CONFIG=:16:8."), "fixed workspace configuration", "CUBLAS_WORKSPACE_CONFIG=:4096:8"),
+    "torch_worker_exited": ("torch", tb("RuntimeError: DataLoader worker (pid(s) 17081, 17084, 17087, 17090) exited "
+                                        "unexpectedly"), "out-of-memory killer", "num_workers=0"),
+    "torch_worker_oom_killed": ("torch", tb("RuntimeError: DataLoader worker (pid 8102) is killed by signal: Killed."),
+        "out-of-memory killer", "prefetch_factor"),
+    "torch_cuda_home": ("torch", tb("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA "
+                                    "install root.", 'File "setup.py", line 24, in <module>', "    CUDAExtension("),
+        "not nvcc", "CUDA_HOME=/usr/local/cuda"),
+    "torch_ext_cuda_mismatch": ("torch", [
+        "Traceback (most recent call last):", '  File "setup.py", line 30, in <module>', "    setup(",
+        "RuntimeError:", "The detected CUDA version (12.4) mismatches the version that was used to compile",
+        "PyTorch (11.8). Please make sure to use the same CUDA versions."],
+        "another CUDA version", "torch.version.cuda"),
+    "torch_store_port_in_use": ("torch", tb(
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server "
+        "socket has failed to bind to 0.0.0.0:29500 (errno: 98 - Address already in use)."),
+        "another job on this host", "--master_port"),
+    "tf_devices_initialized": ("tf", tb("RuntimeError: Physical devices cannot be modified after being initialized"),
+        "work only before TensorFlow initialises", "TF_FORCE_GPU_ALLOW_GROWTH=true"),
+    "tf_blas_launch": ("tf", tb("tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : "
+                                "a.shape=(32, 116032), b.shape=(116032, 256), m=32, n=256, k=116032"),
+        "reserves nearly the whole GPU", "set_memory_growth"),
+    "tf_dst_tensor": ("tf", tb("tensorflow.python.framework.errors_impl.InternalError: Dst tensor is not initialized."),
+        "did not fit", "tf.data"),
+    "jax_plugin_error": ("jax", [
+        "ERROR:2026-05-14 18:46:33,572:jax._src.xla_bridge:487: Jax plugin configuration error: Exception when "
+        "calling jax_plugins.xla_cuda12.initialize()", "Traceback (most recent call last):",
+        '  File "/home/u/venv/lib/python3.11/site-packages/jax/_src/xla_bridge.py", line 485, in discover_pjrt_plugins',
+        "    plugin_module.initialize()",
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:113: operation cuInit(0) failed: CUDA_ERROR_NO_DEVICE"],
+        "JAX logs it and goes on", "JAX_PLATFORMS=cuda"),
+    "jax_no_visible_gpu": ("jax", tb("jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU "
+                                     "devices."), "driver showed it no GPU", "--gpus all"),
+    "triton_gpu_too_old": ("torch", tb(
+        "RuntimeError: Found NVIDIA GeForce GTX 1080 Ti which is too old to be supported by the triton GPU compiler, "
+        "which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is "
+        "of CUDA capability 6.1"), "needs compute capability 7.0", "TORCHDYNAMO_DISABLE=1"),
+    "triton_libcuda_missing": ("torch", tb("AssertionError: libcuda.so cannot found!"), "through `ldconfig -p`",
+        "TRITON_LIBCUDA_PATH"),
+    "triton_ld_lcuda": ("torch", ["/usr/bin/ld: cannot find -lcuda", "collect2: error: ld returned 1 exit status"] +
+        tb("subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/tmpq1/main.c', '-O3', '-lcuda', '-o', "
+           "'/tmp/tmpq1/cuda_utils.so']' returned non-zero exit status 1."),
+        "links the launcher it compiles with -lcuda", "ldconfig"),
+    "cudnn_sublib_loading": ("torch", tb("RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failed "
+                                         "ptrDesc->finalize() cudnn_status: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"),
+        "loads its parts", "whole cuDNN of one version"),
+    "cudnn_sublib_version": ("torch", tb("RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"),
+        "checks that every part", "LD_LIBRARY_PATH"),
+    "cuda_stub_library": ("c", ["CUDA API Error at line 28: CUDA driver is a stub library"], "lib64/stubs",
+        "LIBRARY_PATH", [("lib", {"path": "/usr/local/cuda-12.4/targets/x86_64-linux/lib/stubs/libcuda.so",
+                                  "soname": "libcuda.so.1", "family": "driver"})]),
+    "cuda_stub_library_name": ("c", tb("numba.cuda.cudadrv.driver.CudaAPIError: [34] Call to cuInit results in "
+                                       "CUDA_ERROR_STUB_LIBRARY"), "found before the driver", "for linking only"),
+    "cuda_jit_compiler_missing": ("torch", tb("RuntimeError: CUDA error: PTX JIT compiler library not found"),
+        "libnvidia-ptxjitcompiler.so.1", "NVIDIA_DRIVER_CAPABILITIES"),
+    "cuda_invalid_device_function": ("torch", tb("RuntimeError: CUDA error: invalid device function"),
+        "a build made on another machine", "TORCH_CUDA_ARCH_LIST"),
+    "cuda_stream_capturing": ("torch", tb("RuntimeError: CUDA error: operation not permitted when stream is capturing"),
+        "records a CUDA graph", "warm up outside the capture"),
+    "cuda_initialization_error": ("cupy", tb("cupy_backends.cuda.api.runtime.CUDARuntimeError: "
+                                             "cudaErrorInitializationError: initialization error"),
+        "used after fork", "set_start_method"),
+    "numba_fork": ("c", tb("numba.cuda.cudadrv.error.CudaDriverError: CUDA initialized before forking"),
+        "refuses CUDA in a child", "spawn"),
+    "nvcc_unsupported_arch": ("torch", ["nvcc fatal   : Unsupported gpu architecture 'compute_89'",
+                                        "ninja: build stopped: subcommand failed."] +
+        tb("RuntimeError: Error compiling objects for extension"), "does not know the architecture",
+        "newer CUDA toolkit"),
+    "cuda_invalid_configuration": ("torch", tb("RuntimeError: CUDA error: invalid configuration argument"),
+        "out of range", "smaller batch"),
 }
 
 
@@ -461,15 +552,16 @@ def main():
         os.makedirs(d)
         pid += 2
         write_case(d, None, pid, fw, lines, extra, status=exit_status(kind))
+        rule, cause = RULE_OF_ID.get(mid, (RULE_OF_KIND[kind], cause))
         with open(os.path.join(d, "expect"), "w") as out:
             out.write("row: -\nwhat: %s\nsource: printed\nmessage: %s\nthread: %s\nrule: %s\ncause: %s\nfix: %s\n"
-                      % (lines[-1][:160].replace("\n", " "), mid, source, RULE_OF_KIND[kind], cause, fix))
+                      % (lines[-1][:160].replace("\n", " "), mid, source, rule, cause, fix))
     # one trace per printed_* rule for t_report_rules.sh (the first case of its kind)
     traces = os.path.join(ROOT, "tests/report/traces")
     done = set()
     for mid, case in CASES.items():
         rule = RULE_OF_KIND[rows[mid][0]]
-        if rule in done:
+        if rule in done or mid in RULE_OF_ID:
             continue
         done.add(rule)
         pid += 2
