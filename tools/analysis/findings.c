@@ -32,20 +32,6 @@ static void take_groups(json_t *taken, const char *groups)
     }
 }
 
-/* a new finding at the end of a->f, zeroed (findings.c and outcome.c add them) */
-struct finding *finding_new(struct analysis *a)
-{
-    if (a->nf == a->capf) {
-        a->capf = a->capf ? a->capf * 2 : 16;
-        a->f = realloc(a->f, a->capf * sizeof *a->f);
-        if (!a->f)
-            exit(2);
-    }
-    struct finding *f = &a->f[a->nf++];
-    memset(f, 0, sizeof *f);
-    return f;
-}
-
 static void add_finding(struct analysis *a, const struct rule *r, size_t ti, json_t *ev, json_t *vars, int count)
 {
     struct finding *f = finding_new(a);

@@ -732,8 +732,6 @@ void outcome_run_findings(struct analysis *a)
     }
 }
 
-bool finding_counts(const struct finding *f) { return strcmp(f->severity, "note") != 0; }
-
 bool went_on_from(struct analysis *a, size_t ti, const struct rule *r, json_t *ev)
 {
     struct outcome *o = &a->p[ti].out;
