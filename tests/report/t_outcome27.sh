@@ -66,7 +66,7 @@ check "run exited 0: the child's failure is a warning, not an error" \
 rep small-shm
 check "small shm: the headline is the shared-memory finding" j small-shm '.findings[0].rule == "printed_host"'
 check "small shm: its cause names /dev/shm and its size as the worker saw it" \
-    j small-shm '.findings[0].cause | test("/dev/shm here: 16 MiB, 0 bytes free, as pid 6602 saw it")'
+    j small-shm '.findings[0].cause | test("/dev/shm here: 16 MiB, 0 bytes free at the crash of pid 6602")'
 check "small shm: its fix says --shm-size or --ipc=host" j small-shm '.findings[0].fix | test("--shm-size=8g.*--ipc=host")'
 
 # ---- a partial copy of the wheel's cuDNN first in LD_LIBRARY_PATH; the missing part from the system's
