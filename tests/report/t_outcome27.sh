@@ -105,7 +105,7 @@ rep cudnn-part-refused-ok
 check "partial copy, part refused, run exited 0: a warning, no error" \
     j cudnn-part-refused-ok "($noerr) and .findings[0].rule == \"load_cudnn_sublib_failed\" and .findings[0].severity == \"warning\""
 check "partial copy, part refused: the cause names the system folder, its cuDNN version and the partial copy" \
-    j cudnn-part-refused-ok '.findings[0].cause | test("found it by its name in /lib/x86_64-linux-gnu, a system folder \\(the system package.s cuDNN 9.14.0\\).*/tmp/cg2-cudnn-y2, first in LD_LIBRARY_PATH, holds a copy of cuDNN without libcudnn_engines_precompiled.so.9")'
+    j cudnn-part-refused-ok '.findings[0].cause | test("found /lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9 by its name, in /lib/x86_64-linux-gnu, a system folder \\(the system package.s cuDNN 9.14.0\\).*/tmp/cg2-cudnn-y2, first in LD_LIBRARY_PATH, holds a copy of cuDNN without libcudnn_engines_precompiled.so.9")'
 check "partial copy, part refused: the fix takes the copy out of LD_LIBRARY_PATH, not the system's file" \
     j cudnn-part-refused-ok '(.findings[0].fix | test("^take /tmp/cg2-cudnn-y2 out of LD_LIBRARY_PATH")) and (.findings[0].fix | test("^remove or replace") | not)'
 rep cudnn-part-refused-fails

@@ -163,6 +163,23 @@ static const char *sibling_version(json_t *ev, const char *file)
     return found;
 }
 
+/* The loader's candidates listed dir and none of its entries holds base */
+static bool dir_lacks(json_t *ev, const char *dir, const char *base)
+{
+    json_t *cand = jget(ev, "candidates");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size(cand); i++) {
+        json_t *c = json_array_get(cand, i), *files = jget(c, "files");
+        if (strcmp(jstr(c, "dir", ""), dir) != 0 || jtrue(c, "missing"))
+            continue;
+        listed = true;
+        for (size_t k = 0; k < json_array_size(files); k++)
+            if (strcmp(jstr(json_array_get(files, k), "name", ""), base) == 0)
+                return false;
+    }
+    return listed;
+}
+
 /* A part of cuDNN the loader found by its name in another folder than the part that asked for it:
  * the asker's folder lacks it (a partial copy, often first in LD_LIBRARY_PATH), and the file found
  * belongs to another cuDNN install (the system's).  The cause and the fix are the asker's folder,
@@ -176,15 +193,16 @@ static bool part_elsewhere_facts(struct trace *t, json_t *ev, const char *file, 
     char fd[4096], cd[4096], v[32];
     dir_name(file, fd, sizeof fd);
     dir_name(caller, cd, sizeof cd);
-    if (strcmp(fd, cd) == 0)
+    const char *base = base_name(file);
+    if (strcmp(fd, cd) == 0 || !dir_lacks(ev, cd, base)) /* a copy in the asker's folder: the file found is the cause */
         return false;
     long long cv = cudnn_file_version(t, caller);
-    const char *sv = sibling_version(ev, file), *base = base_name(file), *llp = llp_of(t);
+    const char *sv = sibling_version(ev, file), *llp = llp_of(t);
     char *own = cv > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(cv, v, sizeof v)) : xstrdup("");
     bool first_in_llp = dir_in_path_list(cd, llp);
     struct sbuf w = {0};
-    sb_printf(&w, "is not in %s beside it%s%s%s: the loader found it by its name in %s", cd, cv > 0 ? " (cuDNN " : "",
-              cv > 0 ? v : "", cv > 0 ? ")" : "", fd);
+    sb_printf(&w, "is not in %s beside it%s%s%s: the loader found %s by its name, in %s", cd, cv > 0 ? " (cuDNN " : "",
+              cv > 0 ? v : "", cv > 0 ? ")" : "", file, fd);
     if (system_lib_dir(fd))
         sb_printf(&w, ", a system folder (the system package's cuDNN%s%s)", sv ? " " : "", sv ? sv : "");
     else if (sv)
