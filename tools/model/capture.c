@@ -600,17 +600,44 @@ static json_t *status_lines(struct line *v, size_t n)
     return statuses;
 }
 
+/* the final exception of a stream: its line, the wrapper whose message carried it, whether it was caught */
+struct final_exception {
+    long ex, wrapper;
+    bool logged;
+    char caught_in[128]; /* the function of the traceback's first frame, when that says it was caught */
+};
+
+static void find_final_exception(struct line *v, size_t n, struct final_exception *fx)
+{
+    long tb;
+    memset(fx, 0, sizeof *fx);
+    fx->wrapper = exception_line(v, n, &tb);
+    fx->ex = fx->wrapper >= 0 ? wrapped_exception(v, n, fx->wrapper) : -1;
+    if (fx->ex == fx->wrapper)
+        fx->wrapper = -1;
+    fx->logged = fx->ex >= 0 &&
+                 (logged_before(v, tb) || caught_below_top(v, n, tb, fx->caught_in, sizeof fx->caught_in));
+}
+
+static void mark_exception(json_t *e, long line, const struct final_exception *fx)
+{
+    if (e && line == fx->ex && fx->logged)
+        json_object_set_new(e, "logged", json_true());
+    if (e && line == fx->ex && fx->logged && *fx->caught_in) /* the function that caught it: the cause says so */
+        json_object_set_new(e, "caught_in", json_string(fx->caught_in));
+    if (e && line == fx->wrapper) /* its message carries the exception after it (wrapped_exception) */
+        json_object_set_new(e, "wrapper", json_true());
+}
+
 static json_t *section_events(struct capture *c, struct section *sec)
 {
     if (sec->events)
         return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
-    long tb, wrapper = exception_line(v, n, &tb), ex = wrapper >= 0 ? wrapped_exception(v, n, wrapper) : -1;
-    if (ex == wrapper)
-        wrapper = -1;
-    char caught_in[128] = "";
-    bool logged = ex >= 0 && (logged_before(v, tb) || caught_below_top(v, n, tb, caught_in, sizeof caught_in));
+    struct final_exception fx;
+    find_final_exception(v, n, &fx);
+    long ex = fx.ex, wrapper = fx.wrapper;
     long keep[MAX_OUTPUT_EVENTS];
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
@@ -654,12 +681,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
                               sec->name, "exception", keep[k] == ex);
         free(kq[k]);
-        if (e && keep[k] == ex && logged)
-            json_object_set_new(e, "logged", json_true());
-        if (e && keep[k] == wrapper) /* its message carries the exception above it (wrapped_exception) */
-            json_object_set_new(e, "wrapper", json_true());
-        if (e && keep[k] == ex && logged && *caught_in) /* the function that caught it: the cause says so */
-            json_object_set_new(e, "caught_in", json_string(caught_in));
+        mark_exception(e, keep[k], &fx);
         json_array_append_new(evs, e); /* NULL: nothing appended */
     }
     for (size_t i = 0; i < n; i++)
