@@ -483,20 +483,24 @@ static long exception_line(struct line *v, size_t n, long *traceback)
 
 /* The exception a wrapper carries in its message: PyTorch's DataLoader re-raises a worker's exception
  * in the main process as "RuntimeError: Caught RuntimeError in DataLoader worker process 0." and puts
- * the worker's own traceback in the message ("Original Traceback (most recent call last):", its
- * frames, then the worker's exception line).  What the process died of is that inner exception: the
- * embedded traceback's exception line (nested wrappers: the innermost).  ex when its message holds no
- * traceback. */
+ * the worker's own traceback in the message ("Original Traceback (most recent call last):" on the
+ * next line, its frames, then the worker's exception line).  What the process died of is that inner
+ * exception: the embedded traceback's exception line (nested wrappers: the innermost).  The header
+ * must follow the exception line within its message (the next 3 lines) and be followed by a frame
+ * ("  File ..."): a launcher's summary with rank-prefixed tracebacks after it is no message.  ex when
+ * its message holds no traceback. */
 static long wrapped_exception(struct line *v, size_t n, long ex)
 {
+    static const char header[] = "Traceback (most recent call last):";
     for (int depth = 0; depth < 8; depth++) {
         long inner = -1;
-        for (size_t i = (size_t)ex + 1; i < n && i < (size_t)ex + 4000 && inner < 0; i++) {
-            const char *l = v[i].raw, *h = strstr(l, "Traceback (most recent call last):");
+        for (size_t i = (size_t)ex + 1; i < n && i <= (size_t)ex + 3 && inner < 0; i++) {
+            const char *l = v[i].raw, *h = strstr(l, header);
             if (strncmp(l, "Traceback (", 11) == 0)
                 break; /* another report of Python's own, not this message */
-            if (!h || l[0] == ' ' || l[0] == '\t')
-                continue; /* a line of a frame that quotes the words */
+            if (!h || h[sizeof header - 1] || l[0] == ' ' || l[0] == '\t' || i + 1 >= n ||
+                strncmp(v[i + 1].raw, "  File \"", 8) != 0)
+                continue;
             for (size_t j = i + 1; j < n && j < i + 4000; j++)
                 if (*v[j].raw && v[j].raw[0] != ' ' && v[j].raw[0] != '\t') {
                     inner = strncmp(v[j].raw, "Traceback (", 11) == 0 ? -1 : (long)j;
