@@ -34,9 +34,9 @@ class Proc:
         f.update(start_extra or {})
         self.add("start", **f)
 
-    def add(self, name, **f):
+    def add(self, ev_name, **f):
         self.t += 0.01
-        e = {"ev": name, "seq": len(self.ev), "t": round(self.t, 6), "pid": self.pid, "tid": self.pid}
+        e = {"ev": ev_name, "seq": len(self.ev), "t": round(self.t, 6), "pid": self.pid, "tid": self.pid}
         e.update(f)
         self.ev.append(e)
         return e
@@ -275,6 +275,117 @@ def cudnn_partial(d, system_version, status):
     capture(d, "gpu4", 6700, p.pid, 1790360000, status, tail)
 
 
+# ---- JAX's CPU fallback where its logger's record has no level prefix (JAX's own handler writes the bare
+# message): the traceback starts in the function that caught it, not at <module>; exit 0
+def jax_cpu_bare(d):
+    d = folder(d)
+    p = Proc("gpu2", 6311, 6310, 1790320100, ["python3", "fallback.py"], env={"CUDA_VISIBLE_DEVICES": "7"})
+    p.fw(JAX)
+    p.add("context_failed", fn="cuInit", status=100, status_name="CUDA_ERROR_NO_DEVICE",
+          mem={"free": None, "total": None, "source": "unknown"}, device_count=None, driver="not_initialized",
+          device_count_status="CUDA_ERROR_NOT_INITIALIZED", compute_capability=None,
+          nvml_gpus={"count": 2, "nvml": "ok", "gpus": [{"index": 0, "uuid": "GPU-11112222-aaaa-bbbb-cccc-0123456789ab"},
+                                                        {"index": 1, "uuid": "GPU-33334444-aaaa-bbbb-cccc-0123456789ab"}]})
+    p.exit(failures=1, calls={"cuInit": 1}, fails={"cuInit": 1}, frameworks=["jax"])
+    p.write(d)
+    capture(d, "gpu2", 6310, 6311, 1790320100, 0, [
+        "Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda13.initialize()", TB,
+        '  File "%s/jax/_src/xla_bridge.py", line 496, in discover_pjrt_plugins' % SP,
+        "    plugin_module.initialize()",
+        '  File "%s/jax_plugins/xla_cuda13/__init__.py", line 369, in initialize' % SP,
+        "    _check_cuda_versions(raise_on_first_error = True)",
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:135: operation cuInit(0) failed: CUDA_ERROR_NO_DEVICE",
+        "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to "
+        "cpu."])
+
+
+# ---- a run that exited 0 whose output holds a traceback from <module> after a line the program printed (no
+# log record): Python's own report of an uncaught exception, of a process convguard has no trace of
+def module_traceback(d):
+    d = folder(d)
+    p = Proc("gpu2", 6321, 6320, 1790320200, ["python3", "main.py"])
+    p.fw(JAX)
+    p.exit(calls={"cuInit": 1}, frameworks=["jax"], gpu_mem=gpu_mem(1 << 30))
+    p.write(d)
+    capture(d, "gpu2", 6320, 6321, 1790320200, 0, [
+        "epoch 3: loss 0.412", TB, '  File "main.py", line 40, in <module>', "    shard = load(7)",
+        '  File "main.py", line 12, in load', "    raise ValueError(\"bad shard %d\" % i)",
+        "ValueError: bad shard 7"])
+
+
+# ---- DataLoader workers and a 16 MiB /dev/shm where the worker's exception is caught and re-raised in the
+# main process ("Caught RuntimeError in DataLoader worker process 0." wrapping the worker's traceback); the
+# workers leave through _exit(0), their start events carry /dev/shm's size
+def shm_wrapped(d):
+    d = folder(d)
+    shm = {"total": 16 << 20, "free": 16 << 20}
+    main = Proc("gpu3", 6611, 6610, 1790350100, ["python3", "loader.py"], start_extra={"shm": shm})
+    main.fw(TORCH)
+    main.exit(calls={"cuInit": 1}, frameworks=["torch"], gpu_mem=gpu_mem(2 << 20))
+    main.write(d)
+    for k in (0, 1):
+        w = Proc("gpu3", 6612 + k, 6611, 1790350104, ["python3", "loader.py"], forked=6611,
+                 start_extra={"shm": {"total": 16 << 20, "free": (16 << 20) - 57344}})
+        w.add("exit", via="_exit", exit_status=0, failures=0, calls={}, fails={}, events_dropped=0)
+        w.write(d)
+    dl = SP + "/torch/utils/data"
+    capture(d, "gpu3", 6610, 6611, 1790350100, 1, [
+        TB, '  File "loader.py", line 35, in <module>', "    for step, batch in enumerate(loader):",
+        '  File "%s/dataloader.py", line 1586, in _process_data' % dl, "    data.reraise()",
+        '  File "%s/torch/_utils.py", line 785, in reraise' % SP, "    raise exception",
+        "RuntimeError: Caught RuntimeError in DataLoader worker process 0.",
+        "Original Traceback (most recent call last):",
+        '  File "%s/_utils/worker.py", line 358, in _worker_loop' % dl, "    data = fetcher.fetch(index)",
+        '  File "%s/_utils/collate.py", line 273, in collate_tensor_fn' % dl,
+        "    storage = elem._typed_storage()._new_shared(numel, device=elem.device)",
+        "RuntimeError: unable to allocate shared memory(shm) for file </torch_6612_1757594141_0>: No space left on "
+        "device (28)", ""])
+
+
+# ---- a partial copy of the wheel's cuDNN first in LD_LIBRARY_PATH; the part it lacks is found by its name in
+# the system's cuDNN of another version, whose file the loader refuses (another build's symbols); cuDNN goes on
+# without it (exit 0), or PyTorch finds no engine (exit 1)
+def cudnn_part_refused(d, status):
+    d = folder(d)
+    copy = "/tmp/cg2-cudnn-y2"
+    p = Proc("gpu4", 6721 + status, 6720, 1790360100, ["python3", "conv.py"],
+             env={"LD_LIBRARY_PATH": copy + ":/usr/local/nvidia/lib64"})
+    p.fw(TORCH)
+    p.lib(SP + "/nvidia/cudnn/lib/libcudnn.so.9", "cudnn", version=91900, version_source="wheel",
+          via="libcudnn.so.9")
+    graph = copy + "/libcudnn_graph.so.9"
+    p.lib(graph, "cudnn", version=91900, cuda_built_for=13010, file_version="9", via="libcudnn_graph.so.9",
+          shadowed=[{"path": SP + "/nvidia/cudnn/lib/libcudnn_graph.so.9", "source": "RUNPATH"}])
+    p.add("cudnn_handle", fn="cudnnCreate", status=0, status_name="CUDNN_STATUS_SUCCESS", ok=True)
+    name = "libcudnn_engines_precompiled.so"
+    sysd = "/lib/x86_64-linux-gnu"
+    for ask in ("9.19.0", "9.19"):
+        p.add("dlopen", name="%s.%s" % (name, ask), flags="RTLD_NOW|RTLD_LOCAL", caller=graph,
+              caller_offset="0x264775", ok=False, error="%s.%s: cannot open shared object file: No such file or "
+              "directory" % (name, ask), stem=name, error_kind="absent", likely_probe=True)
+    cands = [{"dir": copy, "source": "LD_LIBRARY_PATH", "files": []},
+             {"dir": "/usr/local/nvidia/lib64", "source": "LD_LIBRARY_PATH", "files": []},
+             {"dir": copy, "source": "RUNPATH", "files": []},
+             {"dir": "/etc/ld.so.cache", "source": "ld.so.cache",
+              "files": [{"name": name + ".9", "path": "%s/%s.9" % (sysd, name), "version": "9"}]},
+             {"dir": sysd, "source": "default", "files": [{"name": name, "version": ""},
+                                                          {"name": name + ".9", "version": "9"},
+                                                          {"name": name + ".9.14.0", "version": "9.14.0"}]}]
+    sym = "_ZNK5cudnn3cnn15EngineInterface23create_kernel_cache_keyE, version libcudnn_graph.so.9"
+    p.add("dlopen", name=name + ".9", flags="RTLD_NOW|RTLD_LOCAL", caller=graph, caller_offset="0x264809",
+          ok=False, error="%s/%s.9: undefined symbol: %s" % (sysd, name, sym), stem=name,
+          error_kind="undefined_symbol", error_file="%s/%s.9" % (sysd, name), error_file_size=232917984,
+          candidates=cands)
+    p.lib(copy + "/libcudnn_engines_runtime_compiled.so.9", "cudnn", file_version="9",
+          via="libcudnn_engines_runtime_compiled.so.9")
+    p.exit(failures=1, load_failures_unresolved=1, calls={"cudnnCreate": 1, "cudnnBackendExecute": 2},
+           frameworks=["torch"], gpu_mem=gpu_mem(64 << 20))
+    p.write(d)
+    tail = [] if not status else [TB, '  File "conv.py", line 30, in <module>', "    y = conv(x)",
+                                  "RuntimeError: GET was unable to find an engine to execute this computation"]
+    capture(d, "gpu4", 6720, p.pid, 1790360100, status, tail)
+
+
 # ---- a misspelt PYTORCH_CUDA_ALLOC_CONF key
 def alloc_conf(d):
     d = folder(d)
@@ -319,6 +430,11 @@ def main():
     cudnn_partial(os.path.join(out, "cudnn-part-system-fails"), "9.14.0", 1)
     cudnn_partial(os.path.join(out, "cudnn-part-same-ok"), "9.19.0", 0)
     alloc_conf(os.path.join(out, "alloc-conf-typo"))
+    jax_cpu_bare(os.path.join(out, "jax-cpu-fallback-bare-log"))
+    module_traceback(os.path.join(out, "ok-run-module-traceback"))
+    shm_wrapped(os.path.join(out, "small-shm-wrapped"))
+    cudnn_part_refused(os.path.join(out, "cudnn-part-refused-ok"), 0)
+    cudnn_part_refused(os.path.join(out, "cudnn-part-refused-fails"), 1)
     ok_child(os.path.join(out, "ok-run-child"))
 
 

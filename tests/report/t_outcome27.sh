@@ -28,6 +28,20 @@ check "cpu fallback: the GPU-visibility finding says the GPU was never used" \
 check "cpu fallback: no fix names PyTorch's or TensorFlow's knobs" \
     bash -c "! jq -r '.findings[].fix' '$WORK/jax-cpu-fallback.json' | grep -qE 'torch\\.|PYTORCH_|tf\\.config|TF_FORCE'"
 
+# ---- the same fallback where JAX's logger wrote the bare message (no level prefix): the traceback starts in
+# the function that caught it (discover_pjrt_plugins), not at <module>
+rep jax-cpu-fallback-bare-log
+check "cpu fallback, bare log record: no finding is an error (the run exited 0)" j jax-cpu-fallback-bare-log "$noerr"
+check "cpu fallback, bare log record: the headline is a warning that says the work ran on the CPU" \
+    j jax-cpu-fallback-bare-log '.findings[0].severity == "warning" and (.findings[0].cause | test("CPU"))'
+check "cpu fallback, bare log record: the caught exception is a note naming the function that caught it" \
+    j jax-cpu-fallback-bare-log '.findings[-1].rule == "caught_exception" and .findings[-1].severity == "note" and (.findings[-1].cause | test("starts in discover_pjrt_plugins, not at the program.s top"))'
+# a traceback from <module> after a line the program printed (no log record) is Python's own report of an
+# uncaught exception: in a run that exited 0, another process's failure, an error
+rep ok-run-module-traceback
+check "a traceback from <module> in a run that exited 0: the run's failure, an error, report exit 1" \
+    bash -c "jq -e '.findings[0].rule == \"process_failed\" and .findings[0].severity == \"error\"' '$WORK/ok-run-module-traceback.json' >/dev/null && [ \$(cat '$WORK/ok-run-module-traceback.rc') = 1 ]"
+
 # ---- two JAX processes, NVML absent: the other traced process of the host that held a pool is named
 rep jax-two-no-nvml
 check "two JAX processes, no NVML: the headline names the other traced process and its pool" \
@@ -66,8 +80,37 @@ check "run exited 0: the child's failure is a warning, not an error" \
 rep small-shm
 check "small shm: the headline is the shared-memory finding" j small-shm '.findings[0].rule == "printed_host"'
 check "small shm: its cause names /dev/shm and its size as the worker saw it" \
-    j small-shm '.findings[0].cause | test("/dev/shm here: 16 MiB, 0 bytes free, as pid 6602 saw it")'
+    j small-shm '.findings[0].cause | test("/dev/shm here: 16 MiB, 0 bytes free at the crash of pid 6602")'
 check "small shm: its fix says --shm-size or --ipc=host" j small-shm '.findings[0].fix | test("--shm-size=8g.*--ipc=host")'
+
+# ---- the worker's exception re-raised in the main process, wrapped ("Caught RuntimeError in DataLoader worker
+# process 0." + "Original Traceback"): the wrapped line is what the process died of; the workers exited 0
+rep small-shm-wrapped
+check "small shm, wrapped: the outcome's final line is the worker's exception, not the wrapper's" \
+    j small-shm-wrapped '.outcome.text | test("pid 6611 failed \\(exit 1\\): \"RuntimeError: unable to allocate shared memory")'
+check "small shm, wrapped: the headline is the shared-memory finding, an error of the resource layer" \
+    j small-shm-wrapped '.findings[0].rule == "printed_host" and .findings[0].severity == "error" and .findings[0].layer == "resource"'
+check "small shm, wrapped: you see quotes the wrapper and the worker's line" \
+    j small-shm-wrapped '.findings[0].symptom | test("Caught RuntimeError in DataLoader worker process 0.*unable to allocate shared memory")'
+check "small shm, wrapped: the cause names /dev/shm's size, read when a worker started" \
+    j small-shm-wrapped '.findings[0].cause | test("/dev/shm here: 16 MiB, .* free when pid 661[23] started")'
+check "small shm, wrapped: the fix says --shm-size, --ipc=host and num_workers" \
+    j small-shm-wrapped '.findings[0].fix | test("--shm-size=8g.*--ipc=host.*num_workers=0")'
+check "small shm, wrapped: the workers (exit 0) did not fail: one process failed, no 'failed later'" \
+    bash -c "jq -e '.outcome.failed == 1' '$WORK/small-shm-wrapped.json' >/dev/null && ! '$CG' report '$O/small-shm-wrapped' | grep -q 'failed later'"
+
+# ---- a partial copy of the wheel's cuDNN first in LD_LIBRARY_PATH; the part it lacks found in the system's
+# cuDNN of another version, refused by the loader (another build's symbols): exit 0, and exit 1
+rep cudnn-part-refused-ok
+check "partial copy, part refused, run exited 0: a warning, no error" \
+    j cudnn-part-refused-ok "($noerr) and .findings[0].rule == \"load_cudnn_sublib_failed\" and .findings[0].severity == \"warning\""
+check "partial copy, part refused: the cause names the system folder, its cuDNN version and the partial copy" \
+    j cudnn-part-refused-ok '.findings[0].cause | test("found /lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9 by its name, in /lib/x86_64-linux-gnu, a system folder \\(the system package.s cuDNN 9.14.0\\).*/tmp/cg2-cudnn-y2, first in LD_LIBRARY_PATH, holds a copy of cuDNN without libcudnn_engines_precompiled.so.9")'
+check "partial copy, part refused: the fix takes the copy out of LD_LIBRARY_PATH, not the system's file" \
+    j cudnn-part-refused-ok '(.findings[0].fix | test("^take /tmp/cg2-cudnn-y2 out of LD_LIBRARY_PATH")) and (.findings[0].fix | test("^remove or replace") | not)'
+rep cudnn-part-refused-fails
+check "partial copy, part refused, no engine (exit 1): the headline is the part's failure, an error" \
+    j cudnn-part-refused-fails '.findings[0].rule == "load_cudnn_sublib_failed" and .findings[0].severity == "error" and (.findings[0].fix | test("LD_LIBRARY_PATH"))'
 
 # ---- a partial copy of the wheel's cuDNN first in LD_LIBRARY_PATH; the missing part from the system's
 rep cudnn-part-system-fails

@@ -36,11 +36,15 @@ struct analysis *analyse(struct trace_set *s)
         outcome_findings(a, i);
     }
     outcome_run_findings(a);
-    /* the event of an error a rule found is a failure too, listed or not */
+    /* the event of an error a rule found is a failure too, listed or not; a line of the output is one
+     * only where it stays an error: a process that exited 0, or read what another one printed and died
+     * of, shares the stream's lines but did not fail of them */
     for (size_t i = 0; i < a->nf; i++) {
         struct finding *f = &a->f[i];
         struct proc_sum *p = &a->p[f->ti];
-        if (f->ev && strcmp(f->r->severity, "error") == 0 && (p->fail_t < 0 || jnum(f->ev, "t", 0) < p->fail_t))
+        bool line = strcmp(jstr(f->ev, "ev", ""), "output") == 0;
+        if (f->ev && strcmp(f->r->severity, "error") == 0 && (!line || strcmp(f->severity, "error") == 0) &&
+            (p->fail_t < 0 || jnum(f->ev, "t", 0) < p->fail_t))
             p->fail_t = jnum(f->ev, "t", 0), p->fail_ev = f->ev;
     }
     judge_completeness(a);

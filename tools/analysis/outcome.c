@@ -434,8 +434,13 @@ static void caught_exception(struct analysis *a, size_t i, struct finding *f, co
     f->r = &caught_rule;
     f->severity = "note";
     f->title = xasprintf("an exception was logged and the program went on: \"%s\"", line);
-    sb_add(&c, "a logger wrote this traceback (a log record stands right before it), so the exception was caught "
-               "and the program `convguard run` started exited 0");
+    const char *in = jstr(a->p[i].out.run_line, "caught_in", NULL);
+    if (in) /* capture.c: the traceback starts below the program's top */
+        sb_printf(&c, "the traceback starts in %s, not at the program's top (<module>), so the code that caught the "
+                      "exception there printed it, and the program `convguard run` started exited 0", in);
+    else
+        sb_add(&c, "a logger wrote this traceback (a log record stands right before it), so the exception was "
+                   "caught and the program `convguard run` started exited 0");
     if (m && *m->cause)
         sb_printf(&c, "; what the line says (%s): %s", m->framework, m->cause);
     f->cause = sb_take(&c);

@@ -481,6 +481,76 @@ static long exception_line(struct line *v, size_t n, long *traceback)
     return found;
 }
 
+/* The exception a wrapper carries in its message: PyTorch's DataLoader re-raises a worker's exception
+ * in the main process as "RuntimeError: Caught RuntimeError in DataLoader worker process 0." and puts
+ * the worker's own traceback in the message ("Original Traceback (most recent call last):" on the
+ * next line, its frames, then the worker's exception line).  What the process died of is that inner
+ * exception: the embedded traceback's exception line (nested wrappers: the innermost).  The header
+ * must follow the exception line within its message (the next 3 lines) and be followed by a frame
+ * ("  File ..."): a launcher's summary with rank-prefixed tracebacks after it is no message.  ex when
+ * its message holds no traceback. */
+static long wrapped_exception(struct line *v, size_t n, long ex)
+{
+    static const char header[] = "Traceback (most recent call last):";
+    for (int depth = 0; depth < 8; depth++) {
+        long inner = -1;
+        for (size_t i = (size_t)ex + 1; i < n && i <= (size_t)ex + 3 && inner < 0; i++) {
+            const char *l = v[i].raw, *h = strstr(l, header);
+            if (strncmp(l, "Traceback (", 11) == 0)
+                break; /* another report of Python's own, not this message */
+            if (!h || h[sizeof header - 1] || l[0] == ' ' || l[0] == '\t' || i + 1 >= n ||
+                strncmp(v[i + 1].raw, "  File \"", 8) != 0)
+                continue;
+            for (size_t j = i + 1; j < n && j < i + 4000; j++)
+                if (*v[j].raw && v[j].raw[0] != ' ' && v[j].raw[0] != '\t') {
+                    inner = strncmp(v[j].raw, "Traceback (", 11) == 0 ? -1 : (long)j;
+                    break;
+                }
+            if (inner < 0)
+                break;
+        }
+        if (inner < 0)
+            return ex;
+        ex = inner;
+    }
+    return ex;
+}
+
+/* The function of a traceback's first frame ("  File \"x.py\", line 3, in f": f), into buf; "" when
+ * the line after the header is no frame. */
+static const char *first_frame(struct line *v, size_t n, long tb, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (tb < 0 || (size_t)tb + 1 >= n)
+        return buf;
+    const char *l = v[tb + 1].raw, *in = strstr(l, "\", line ");
+    if (strncmp(l, "  File \"", 8) != 0 || !in || !(in = strstr(in, ", in ")))
+        return buf;
+    snprintf(buf, len, "%s", in + 5);
+    buf[strcspn(buf, " \t\r")] = 0;
+    return buf;
+}
+
+/* Python reports an exception nothing caught from the outermost frame down: its traceback starts at
+ * the program's top (`<module>`: a script, `-c`, an entry point; runpy's `_run_module_as_main` for
+ * `-m`) or at a thread's or a multiprocessing child's bootstrap.  A traceback that starts in any
+ * other function was printed by the code that caught it there (`logger.exception`, a logger whose
+ * record has no level prefix, `traceback.print_exc()`): JAX's discover_pjrt_plugins logs its CUDA
+ * plugin's failure so and runs on the CPU.  The frame is returned in buf; false for an entry frame
+ * or none. */
+static bool caught_below_top(struct line *v, size_t n, long tb, char *buf, size_t len)
+{
+    static const char *const entry[] = {"<module>", "_run_module_as_main", "_run_code", "_bootstrap",
+                                        "_bootstrap_inner"};
+    const char *f = first_frame(v, n, tb, buf, len);
+    if (!*f)
+        return false;
+    for (size_t i = 0; i < sizeof entry / sizeof entry[0]; i++)
+        if (strcmp(f, entry[i]) == 0)
+            return false;
+    return true;
+}
+
 /* A traceback a logger wrote (`logger.exception`, `exc_info=True`: the record's line, then the
  * traceback) or Python's "Exception ignored in": an exception caught, the program went on (JAX logs
  * "ERROR:...:jax._src.xla_bridge:...: Jax plugin configuration error: ..." so and falls back to the
@@ -534,14 +604,44 @@ static json_t *status_lines(struct line *v, size_t n)
     return statuses;
 }
 
+/* the final exception of a stream: its line, the wrapper whose message carried it, whether it was caught */
+struct final_exception {
+    long ex, wrapper;
+    bool logged;
+    char caught_in[128]; /* the function of the traceback's first frame, when that says it was caught */
+};
+
+static void find_final_exception(struct line *v, size_t n, struct final_exception *fx)
+{
+    long tb;
+    memset(fx, 0, sizeof *fx);
+    fx->wrapper = exception_line(v, n, &tb);
+    fx->ex = fx->wrapper >= 0 ? wrapped_exception(v, n, fx->wrapper) : -1;
+    if (fx->ex == fx->wrapper)
+        fx->wrapper = -1;
+    fx->logged = fx->ex >= 0 &&
+                 (logged_before(v, tb) || caught_below_top(v, n, tb, fx->caught_in, sizeof fx->caught_in));
+}
+
+static void mark_exception(json_t *e, long line, const struct final_exception *fx)
+{
+    if (e && line == fx->ex && fx->logged)
+        json_object_set_new(e, "logged", json_true());
+    if (e && line == fx->ex && fx->logged && *fx->caught_in) /* the function that caught it: the cause says so */
+        json_object_set_new(e, "caught_in", json_string(fx->caught_in));
+    if (e && line == fx->wrapper) /* its message carries the exception after it (wrapped_exception) */
+        json_object_set_new(e, "wrapper", json_true());
+}
+
 static json_t *section_events(struct capture *c, struct section *sec)
 {
     if (sec->events)
         return sec->events;
     size_t n = 0;
     struct line *v = split_lines(sec->data, sec->len, &n);
-    long tb, ex = exception_line(v, n, &tb);
-    bool logged = ex >= 0 && logged_before(v, tb);
+    struct final_exception fx;
+    find_final_exception(v, n, &fx);
+    long ex = fx.ex, wrapper = fx.wrapper;
     long keep[MAX_OUTPUT_EVENTS];
     const struct message *kp[MAX_OUTPUT_EVENTS];
     char *kq[MAX_OUTPUT_EVENTS];
@@ -551,7 +651,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
         const struct message *p = pattern_of(v[i].raw);
         if (p && strcmp(p->kind, "status") == 0)
             p = NULL;
-        if (i != ex && !p)
+        if (i != ex && i != wrapper && !p)
             continue;
         char *q = quote_text(v[i].raw);
         bool dup = false;
@@ -585,8 +685,7 @@ static json_t *section_events(struct capture *c, struct section *sec)
                               p ? p->framework : "Python", "text", kq[k], "line", (json_int_t)keep[k], "stream",
                               sec->name, "exception", keep[k] == ex);
         free(kq[k]);
-        if (e && keep[k] == ex && logged)
-            json_object_set_new(e, "logged", json_true());
+        mark_exception(e, keep[k], &fx);
         json_array_append_new(evs, e); /* NULL: nothing appended */
     }
     for (size_t i = 0; i < n; i++)

@@ -66,18 +66,6 @@ static void llp_facts(struct trace *t, const char *other_path, const char *keep_
     }
 }
 
-/* A file in a system folder came from the distribution's package manager:
- * removing the other copy means removing that package. */
-static bool system_dir(const char *dir)
-{
-    static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
-                                      "/lib64", "/usr/lib/aarch64-linux-gnu"};
-    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
-        if (strcmp(dir, sys[i]) == 0)
-            return true;
-    return false;
-}
-
 bool m_sublib_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     struct trace *t = &s->t[ti];
@@ -90,7 +78,7 @@ bool m_sublib_mismatch(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     llp_facts(t, sub, disp, vars);
     char d[4096];
     dir_name(sub, d, sizeof d);
-    if (system_dir(d)) {
+    if (system_lib_dir(d)) {
         set_own(vars, "owner_note", xasprintf("; %s is a system folder: that copy was installed by the system's "
                                               "package manager (`dpkg -S %s` names the package: libcudnn8, "
                                               "libcudnn9-cuda-12, ...)",

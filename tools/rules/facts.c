@@ -58,6 +58,18 @@ bool dir_in_path_list(const char *dir, const char *list)
     return false;
 }
 
+/* A file in a system folder came from the distribution's package manager: removing the other copy
+ * means removing that package. */
+bool system_lib_dir(const char *dir)
+{
+    static const char *const sys[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib/x86_64-linux-gnu",
+                                      "/lib64", "/usr/lib/aarch64-linux-gnu"};
+    for (size_t i = 0; i < sizeof sys / sizeof sys[0]; i++)
+        if (strcmp(dir, sys[i]) == 0)
+            return true;
+    return false;
+}
+
 const char *llp_of(struct trace *t) { return jstr(t->start, "env.LD_LIBRARY_PATH", NULL); }
 
 /* The CUDA major version the process uses, for package names like

@@ -138,6 +138,92 @@ static void dependency_absent_facts(json_t *ev, const char *named, json_t *vars)
     free(pv);
 }
 
+/* The version the names beside a file give it, as the loader's candidates listed its folder
+ * (libcudnn_x.so.9 beside libcudnn_x.so.9.14.0: "9.14.0"); NULL unless exactly one does. */
+static const char *sibling_version(json_t *ev, const char *file)
+{
+    char d[4096];
+    dir_name(file, d, sizeof d);
+    const char *base = base_name(file), *found = NULL;
+    size_t bl = strlen(base);
+    json_t *cand = jget(ev, "candidates");
+    for (size_t i = 0; i < json_array_size(cand); i++) {
+        json_t *c = json_array_get(cand, i), *files = jget(c, "files");
+        if (strcmp(jstr(c, "dir", ""), d) != 0)
+            continue;
+        for (size_t k = 0; k < json_array_size(files); k++) {
+            const char *n = jstr(json_array_get(files, k), "name", ""), *v = jstr(json_array_get(files, k), "version", "");
+            if (strncmp(n, base, bl) != 0 || n[bl] != '.' || !strchr(v, '.'))
+                continue;
+            if (found && strcmp(found, v) != 0)
+                return NULL;
+            found = v;
+        }
+    }
+    return found;
+}
+
+/* The loader's candidates listed dir and none of its entries holds base */
+static bool dir_lacks(json_t *ev, const char *dir, const char *base)
+{
+    json_t *cand = jget(ev, "candidates");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size(cand); i++) {
+        json_t *c = json_array_get(cand, i), *files = jget(c, "files");
+        if (strcmp(jstr(c, "dir", ""), dir) != 0 || jtrue(c, "missing"))
+            continue;
+        listed = true;
+        for (size_t k = 0; k < json_array_size(files); k++)
+            if (strcmp(jstr(json_array_get(files, k), "name", ""), base) == 0)
+                return false;
+    }
+    return listed;
+}
+
+/* A part of cuDNN the loader found by its name in another folder than the part that asked for it:
+ * the asker's folder lacks it (a partial copy, often first in LD_LIBRARY_PATH), and the file found
+ * belongs to another cuDNN install (the system's).  The cause and the fix are the asker's folder,
+ * not that other install.  False when the file is in the asker's own folder. */
+static bool part_elsewhere_facts(struct trace *t, json_t *ev, const char *file, const char *err, const char *what,
+                                 json_t *vars)
+{
+    const char *caller = jstr(ev, "caller", NULL);
+    if (!caller || !strchr(file, '/') || strncmp(jstr(ev, "stem", ""), "libcudnn", 8) != 0)
+        return false;
+    char fd[4096], cd[4096], v[32];
+    dir_name(file, fd, sizeof fd);
+    dir_name(caller, cd, sizeof cd);
+    const char *base = base_name(file);
+    if (strcmp(fd, cd) == 0 || !dir_lacks(ev, cd, base)) /* a copy in the asker's folder: the file found is the cause */
+        return false;
+    long long cv = cudnn_file_version(t, caller);
+    const char *sv = sibling_version(ev, file), *llp = llp_of(t);
+    char *own = cv > 0 ? xasprintf(" (%s)", fmt_cudnn_ver(cv, v, sizeof v)) : xstrdup("");
+    bool first_in_llp = dir_in_path_list(cd, llp);
+    struct sbuf w = {0};
+    sb_printf(&w, "is not in %s beside it%s%s%s: the loader found %s by its name, in %s", cd, cv > 0 ? " (cuDNN " : "",
+              cv > 0 ? v : "", cv > 0 ? ")" : "", file, fd);
+    if (system_lib_dir(fd))
+        sb_printf(&w, ", a system folder (the system package's cuDNN%s%s)", sv ? " " : "", sv ? sv : "");
+    else if (sv)
+        sb_printf(&w, " (cuDNN %s)", sv);
+    sb_printf(&w, ", another cuDNN install, and refused it: \"%s\" (%s)", err, what);
+    if (first_in_llp)
+        sb_printf(&w, "; %s, first in LD_LIBRARY_PATH, holds a copy of cuDNN without %s", cd, base);
+    set_own(vars, "why", sb_take(&w));
+    if (first_in_llp)
+        set_own(vars, "file_fix", xasprintf("take %s out of LD_LIBRARY_PATH (now %s), so that the framework's own "
+                                            "cuDNN serves every part, or complete that copy with the %s of its own "
+                                            "version%s; leave %s alone: it is the other install's; otherwise ",
+                                            cd, llp, base, own, file));
+    else
+        set_own(vars, "file_fix", xasprintf("put the %s of cuDNN%s in %s, beside the rest of that cuDNN; leave %s "
+                                            "alone: it is the other install's; otherwise ",
+                                            base, own, cd, file));
+    free(own);
+    return true;
+}
+
 /* the file is there and the loader refused it: it is the cause */
 static void refused_facts(struct trace *t, json_t *ev, const char *kind, const char *named, json_t *vars)
 {
@@ -158,6 +244,8 @@ static void refused_facts(struct trace *t, json_t *ev, const char *kind, const c
     long long size = jint(ev, "error_file_size", -1);
     char sz[32], dd[4096];
     const char *colon = strstr(err, ": ");
+    if (part_elsewhere_facts(t, ev, file, colon ? colon + 2 : err, what, vars))
+        return;
     set_own(vars, "why", xasprintf("was found, but the loader refused %s%s%s%s: \"%s\" (%s)", file,
                                    size >= 0 ? " (" : "", size >= 0 ? fmt_size(size, sz, sizeof sz) : "",
                                    size >= 0 ? ")" : "", colon ? colon + 2 : err, what));

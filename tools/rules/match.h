@@ -23,6 +23,7 @@ void set_own(json_t *vars, const char *k, char *v); /* takes v */
 void set_prog(json_t *vars, const struct trace *t);  /* {prog}: the command line */
 void set_int(json_t *vars, const char *k, long long v);
 bool dir_in_path_list(const char *dir, const char *list);
+bool system_lib_dir(const char *dir); /* a folder of the distribution's packages */
 const char *llp_of(struct trace *t);
 long long cuda_major(struct trace *t);
 /* "process 4242 (python3) holds 70.0 GiB" for up to 3 other holders, largest first */

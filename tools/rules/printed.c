@@ -149,29 +149,38 @@ static bool more_specific_line(struct trace *t, const struct message *m)
 }
 
 /* /dev/shm as the processes of the run saw it (shim: start when small, a SIGBUS crash, a failing
- * _exit): " (/dev/shm here: 16.0 MiB, 0 B free, at the crash of pid 812)", "" when none said */
+ * _exit), the least free: " (/dev/shm here: 16 MiB, 0 bytes free at the crash of pid 812)", "" when
+ * none said */
 static char *shm_note(struct trace_set *s, size_t ti)
 {
     json_t *best = NULL;
+    const char *when = "";
     long long who = -1;
     for (size_t i = 0; i < s->n; i++) {
         if (strcmp(s->t[i].host, s->t[ti].host) != 0)
             continue;
         json_t *evs = s->t[i].events;
         for (size_t k = 0; k < json_array_size(evs); k++) {
-            json_t *sh = jget(json_array_get(evs, k), "shm");
+            json_t *e = json_array_get(evs, k), *sh = jget(e, "shm");
             if (json_is_object(sh) && (!best || jint(sh, "free", 0) < jint(best, "free", 0)))
-                best = sh, who = s->t[i].pid;
+                best = sh, who = s->t[i].pid, when = jstr(e, "ev", "");
         }
         json_t *xs = jget(s->t[i].exit, "shm");
         if (json_is_object(xs) && (!best || jint(xs, "free", 0) < jint(best, "free", 0)))
-            best = xs, who = s->t[i].pid;
+            best = xs, who = s->t[i].pid, when = "exit";
     }
     if (!best)
         return xstrdup("");
-    char a[32], b[32];
-    return xasprintf(" (/dev/shm here: %s, %s free, as pid %lld saw it)", fmt_size(jint(best, "total", -1), a, sizeof a),
-                     fmt_size(jint(best, "free", -1), b, sizeof b), who);
+    /* free space at a start is before the batches were written: said as such, not as the failure's */
+    char a[32], b[32], at[64];
+    if (strcmp(when, "start") == 0)
+        snprintf(at, sizeof at, "when pid %lld started", who);
+    else if (strcmp(when, "crash") == 0)
+        snprintf(at, sizeof at, "at the crash of pid %lld", who);
+    else
+        snprintf(at, sizeof at, "as pid %lld saw it at its exit", who);
+    return xasprintf(" (/dev/shm here: %s, %s free %s)", fmt_size(jint(best, "total", -1), a, sizeof a),
+                     fmt_size(jint(best, "free", -1), b, sizeof b), at);
 }
 
 /* the settings the message's cause or fix names that the process ran with:

@@ -475,6 +475,14 @@ CASES = {
         "newer CUDA toolkit"),
     "cuda_invalid_configuration": ("torch", tb("RuntimeError: CUDA error: invalid configuration argument"),
         "out of range", "smaller batch"),
+    # PyTorch 2.x: a DataLoader worker's shared-memory file, re-raised wrapped in the main process
+    "torch_shm_alloc": ("torch", tb("RuntimeError: Caught RuntimeError in DataLoader worker process 0.") + [
+        "Original Traceback (most recent call last):",
+        '  File "/home/u/venv/lib/python3.11/site-packages/torch/utils/data/_utils/worker.py", line 358, in '
+        "_worker_loop", "    data = fetcher.fetch(index)",
+        "RuntimeError: unable to allocate shared memory(shm) for file </torch_1496_1757594141_0>: Resource "
+        "temporarily unavailable (11)"],
+        "make room in /dev/shm", "--shm-size"),
 }
 
 
