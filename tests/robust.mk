@@ -178,12 +178,9 @@ fuzz-run: fuzz
 # scratch corpus; a new crash is written to tests/fuzz/crashes/<target>/ (add it
 # to the repository with the fix) and fails the run.
 FUZZ_CI_SECONDS ?= 30
-# Leaks are not failures in CI for now: fuzz_reader finds a reference cycle of
-# jansson objects among a trace's kept events (indirect leaks only, input kept
-# in tests/fuzz/leaks/fuzz_reader/; open, docs/robustness.md).  `make fuzz-run`
-# still reports leaks.
-FUZZ_CI_FLAGS ?= -detect_leaks=0
-FUZZ_CI_ENV ?= ASAN_OPTIONS=detect_leaks=0
+# extra libFuzzer flags and environment for CI (none: a leak fails it like a crash)
+FUZZ_CI_FLAGS ?=
+FUZZ_CI_ENV ?=
 fuzz-ci: fuzz
 	@for t in $(FUZZ_TARGETS); do \
 	    n=$$(basename $$t); c=tests/fuzz/crashes/$$n; mkdir -p $$c $(FZ)/ci-$$n; \

@@ -243,7 +243,11 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
         json_t *e = json_array_get(evs, i);
         if (jint(e, "seq", -2) == last) {
+            /* the event itself, once: a trace with two lines of one seq (fuzz_reader's
+             * leak) took a second reference it never gave back */
+            json_decref(after);
             after = json_incref(e);
+            break;
         } else if (!after && jint(e, "seq", -2) < last && jint(e, "repeated.last_seq", -1) >= last) {
             /* one the shim counted, not wrote (`repeated`): the same event with that seq */
             after = json_deep_copy(e);
