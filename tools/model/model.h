@@ -61,6 +61,11 @@ struct trace {
     int ntl, tl_stride;
     long tl_seen;
     long long tl_top;     /* the largest value on it, or mem.total */
+    /* rules/fw.c's frameworks_of, kept: asked for by many rules of each
+     * process, it reads every event; valid while the events are fw_events */
+    unsigned fw;
+    size_t fw_events;
+    bool fw_known;
 };
 
 /* the reader marks a failed dlopen that a later load resolved (load_resolved) */
@@ -71,6 +76,10 @@ struct trace_set {
     size_t n, cap;
     json_t *unreadable;   /* [{path, error}] */
     struct id_set seen;   /* folders and files read: each once, whatever links lead to it */
+    /* rules/runtime.c m_never_used's answer for the set, asked of every process:
+     * the one process it may name (-1: none), once known */
+    long never_used_who;
+    bool never_used_known;
 };
 
 /* The kinds of event kept besides start, exit and lib: those a pattern

@@ -1046,6 +1046,7 @@ static bool replaced_by_exec(struct trace_set *s, const size_t *idx, size_t i)
 
 void trace_set_link(struct trace_set *s)
 {
+    s->never_used_known = false; /* a memo of the rules about the set as it was */
     if (s->n > 1)
         qsort(s->t, s->n, sizeof *s->t, cmp_trace);
     size_t *idx = malloc((s->n ? s->n : 1) * sizeof *idx);
@@ -1065,6 +1066,7 @@ void trace_set_link(struct trace_set *s)
 
 void trace_set_keep_since(struct trace_set *s, double since)
 {
+    s->never_used_known = false;
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (s->t[i].wall >= since) {

@@ -91,18 +91,35 @@ bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
-static bool tree_loaded_libs(struct trace_set *s, size_t ti, int depth)
+static bool loaded_libs(struct trace *t)
 {
-    struct trace *t = &s->t[ti];
     if (jint(t->exit, "libs", 0) > 0)
         return true;
     for (size_t i = 0; i < json_array_size(t->events); i++)
         if (strcmp(jstr(json_array_get(t->events, i), "ev", ""), "lib") == 0)
             return true;
-    for (size_t j = 0; j < s->n && depth < 32; j++)
-        if (s->t[j].parent == (int)ti && tree_loaded_libs(s, j, depth + 1))
-            return true;
     return false;
+}
+
+/* The process "the GPU was never used" is about, -1 when some process of the
+ * set loaded a CUDA library; the same for every process of the set, so found
+ * once (asked of each, it made the report quadratic in the processes). */
+static long never_used_who(struct trace_set *s)
+{
+    if (s->never_used_known)
+        return s->never_used_who;
+    long who = -1;
+    bool libs = false;
+    for (size_t j = 0; j < s->n && !libs; j++)
+        libs = loaded_libs(&s->t[j]);
+    for (size_t j = 0; j < s->n && who < 0 && !libs; j++)
+        if (s->t[j].exit && frameworks_of(&s->t[j]))
+            who = (long)j;
+    for (size_t j = 0; j < s->n && who < 0 && !libs; j++)
+        if (s->t[j].exit && s->t[j].parent < 0)
+            who = (long)j;
+    s->never_used_who = who, s->never_used_known = true;
+    return who;
 }
 
 /* "The GPU was never used" is said once per run, about the process that
@@ -112,16 +129,7 @@ bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)ev;
     struct trace *t = &s->t[ti];
-    for (size_t j = 0; j < s->n; j++)
-        if (tree_loaded_libs(s, j, 31))
-            return false;
-    long who = -1;
-    for (size_t j = 0; j < s->n && who < 0; j++)
-        if (s->t[j].exit && frameworks_of(&s->t[j]))
-            who = (long)j;
-    for (size_t j = 0; j < s->n && who < 0; j++)
-        if (s->t[j].exit && s->t[j].parent < 0)
-            who = (long)j;
+    long who = never_used_who(s);
     if (who != (long)ti)
         return false;
     /* a process seen from outside (inspect's snapshot) with no framework is
