@@ -99,7 +99,7 @@ void summarise(struct analysis *a, size_t ti)
         json_t *e = json_array_get(t->events, i);
         if (is_failure_event(t, i)) {
             p->nfail += (int)jint(e, "repeated.count", 1); /* the shim's `repeated`: that many */
-            double tt = jnum(e, "t", 0);
+            double tt = trace_event_t(t, e);
             if (p->fail_t < 0 || tt < p->fail_t) /* threads write slightly out of order */
                 p->fail_t = tt, p->fail_ev = e;
         }

@@ -549,6 +549,7 @@ static void attach_one(struct trace *t, struct capture *c, struct section *sec)
 {
     json_t *evs = section_events(c, sec);
     tail_exception(c, sec, json_array_get(evs, 0));
+    trace_unshare(t); /* its output is its own: the events of alike processes are not changed */
     for (size_t i = 0; i < json_array_size(evs); i++)
         json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
 }

@@ -104,7 +104,7 @@ static void add_stem(json_t *ev)
 #define KEEP_FIRST 64
 #define KEEP_FIRST_LIB 1024 /* lib and dlopen: a process maps a bounded number of CUDA libraries */
 #define KEEP_LAST 16
-#define MAX_NAMES 96
+#define MAX_NAMES TRACE_KINDS
 
 static char names[MAX_NAMES][48];
 static size_t n_names;
@@ -154,6 +154,8 @@ static int name_index(const char *n, size_t len)
     return -1;
 }
 
+int trace_kind(const char *name, size_t len) { return name_index(name, len); }
+
 struct kept { long ord; json_t *ev; };
 struct kind_state {
     int first;                  /* kept from the start */
@@ -175,12 +177,21 @@ struct reading {
     long long folded;           /* seqs the shim's `repeated` events account for: no lost lines */
 };
 
+/* how many of a kind are kept from the start */
+static int kind_cap(int kind)
+{
+    return strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
+           : strcmp(names[kind], "start") == 0                                  ? 1
+                                                                                : KEEP_FIRST;
+}
+
+/* the next event of this kind is kept to the end (it goes in the trace's arena) */
+static bool kept_for_good(struct reading *r, int kind) { return r->kind[kind].first < kind_cap(kind); }
+
 static void keep(struct reading *r, int kind, long ord, json_t *ev)
 {
     struct kind_state *ks = &r->kind[kind];
-    int cap = strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
-              : strcmp(names[kind], "start") == 0                                  ? 1
-                                                                                   : KEEP_FIRST;
+    int cap = kind_cap(kind);
     if (ks->first < cap) {
         ks->first++;
         if (r->nk == r->capk) {
@@ -265,8 +276,9 @@ static void tl_add(struct trace *t, double tt, enum tl_kind kind, long long v)
         t->ntl = TL_MAX / 2;
         t->tl_stride *= 2;
     }
-    if (!t->tl) {
-        t->tl = malloc(TL_MAX * sizeof *t->tl);
+    if (t->ntl == t->tl_cap) { /* grown as points come: most processes have few */
+        t->tl_cap = t->tl_cap ? 2 * t->tl_cap : 8;
+        t->tl = realloc(t->tl, (size_t)t->tl_cap * sizeof *t->tl);
         if (!t->tl)
             exit(2);
     }
@@ -510,15 +522,28 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         return;
     }
     int kind = name_index(sc.ev, sc.ev_len);
+    /* an event kept to the end is built in the trace's arena; one that may
+     * be dropped again (past the first of its kind) on the heap */
+    bool in_arena = kind >= 0 && !ev && kept_for_good(r, kind);
+    struct arena_mark mark = arena_mark(t->arena);
+    struct arena *was = in_arena ? arena_enter(t->arena) : NULL;
     if (kind >= 0 && !ev) {
         json_error_t err;
         ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
         if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
             json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
+            if (in_arena)
+                arena_enter(was), arena_rewind(t->arena, mark);
             bad_line(t, whole);
             return;
         }
     }
+    if (ev) {
+        add_status_name(ev);
+        add_stem(ev);
+    }
+    if (in_arena)
+        arena_enter(was);
     t->st.events++;
     if (*first_pid < 0)
         *first_pid = sc.pid;
@@ -537,8 +562,6 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
             tl_add(t, sc.t, TL_WS, sc.workspace);
         return;
     }
-    add_status_name(ev);
-    add_stem(ev);
     const char *name = jstr(ev, "ev", "");
     tl_request(t, ev, name, sc.t);
     if (strcmp(name, "dlopen") == 0)
@@ -706,6 +729,7 @@ int trace_read_file(const char *path, struct trace *t)
         exit(2);
     t->file = xstrdup(path);
     t->events = json_array();
+    t->arena = arena_new();
     long long first_pid = read_lines(t, r, &l);
     close(l.fd);
     free(l.buf);
@@ -725,13 +749,270 @@ int trace_read_file(const char *path, struct trace *t)
     return 0;
 }
 
+static void share_drop(struct trace_share *sh)
+{
+    if (sh && --sh->refs == 0) {
+        arena_free(sh->arena);
+        free(sh);
+    }
+}
+
 void trace_free(struct trace *t)
 {
-    json_decref(t->events);
+    json_decref(t->events); /* before the arena: what lives in it is theirs */
+    if (t->share)
+        share_drop(t->share);
+    else
+        arena_free(t->arena);
+    free(t->tl);
     json_decref(t->elided);
     free(t->file);
-    free(t->tl);
+    free(t->own_t);
+    free(t->host_own);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- alike processes read as one (model.h, struct trace `share`)
+ *
+ * A job's ranks run one program: their traces differ in the process's own
+ * ids and times and often in nothing else.  Each trace read is summed up in
+ * a 128-bit key over its kept events (every field but the top-level pid,
+ * tid, t, ppid, forked_from, host, rank and start time, a holder's pid that
+ * is the process's own, env.RANK) and its read stats; a trace whose key an
+ * earlier one of the same batch has drops its events and shares that one's.
+ * What it keeps of its own is its struct (ids, read stats, end time) and the
+ * `t` of each kept event, by seq.  A job of 100,000 alike processes then
+ * holds one copy of their events, not 100,000. */
+struct key { uint64_t a, b; };
+
+static void mix(struct key *k, uint64_t x)
+{
+    k->a = (k->a ^ x) * 0x100000001b3ull;
+    k->a ^= k->a >> 32;
+    k->b = (k->b + x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    k->b ^= k->b >> 29;
+}
+
+static void mix_bytes(struct key *k, const char *s, size_t n)
+{
+    uint64_t w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(&w, s + i, 8), mix(k, w);
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    mix(k, w ^ (uint64_t)n << 56);
+}
+
+static bool own_field(const char *key)
+{
+    static const char *const own[] = {"pid", "tid", "t", "ppid", "forked_from", "host", "rank", "wall_time",
+                                      "wall_time_ns"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(key, own[i]) == 0)
+            return true;
+    return false;
+}
+
+static void mix_json(struct key *k, json_t *v, long long pid, int depth, bool env)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *x;
+        mix(k, '{');
+        json_object_foreach(v, key, x) {
+            if ((depth == 0 && own_field(key)) || (env && strcmp(key, "RANK") == 0) ||
+                (strcmp(key, "pid") == 0 && json_is_integer(x) && json_integer_value(x) == pid))
+                continue;
+            mix_bytes(k, key, strlen(key));
+            mix_json(k, x, pid, depth + 1, depth == 0 && strcmp(key, "env") == 0);
+        }
+        mix(k, '}');
+        break;
+    }
+    case JSON_ARRAY:
+        mix(k, '[');
+        for (size_t i = 0; i < json_array_size(v); i++)
+            mix_json(k, json_array_get(v, i), pid, depth + 1, false);
+        mix(k, ']');
+        break;
+    case JSON_STRING:
+        mix(k, 's');
+        mix_bytes(k, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        mix(k, 'i');
+        mix(k, (uint64_t)json_integer_value(v));
+        break;
+    case JSON_REAL: {
+        double d = json_real_value(v);
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        mix(k, 'r');
+        mix(k, u);
+        break;
+    }
+    default:
+        mix(k, (uint64_t)json_typeof(v) + 100);
+    }
+}
+
+static struct key trace_key(const struct trace *t)
+{
+    struct key k = {0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
+    const struct read_stats *st = &t->st;
+    const long long nums[] = {st->lines, st->events, st->bad_lines, st->huge_lines, st->cut_lines, st->fixed_utf8,
+                              st->seq_gaps, st->last_line_cut, st->elided, st->long_lines, st->nul_bytes,
+                              st->last_seq, st->gap_events, st->gap_lost, st->capped, st->capped_mb,
+                              (long long)json_array_size(t->events)};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        mix(&k, (uint64_t)nums[i]);
+    mix_bytes(&k, st->last_ev, strlen(st->last_ev));
+    mix_bytes(&k, st->gap_reason, strlen(st->gap_reason));
+    if (t->elided)
+        mix_json(&k, t->elided, -1, 1, false);
+    for (size_t i = 0; i < json_array_size(t->events); i++)
+        mix_json(&k, json_array_get(t->events, i), t->pid, 0, false);
+    return k;
+}
+
+struct twin_slot { struct key k; struct trace *t; };
+struct twins {
+    pthread_mutex_t lock;
+    struct twin_slot *slot;
+    size_t cap, n;
+};
+
+/* the trace of an earlier batch member with this key, or t (now the one others find) */
+static struct trace *twins_find_or_add(struct twins *tw, struct key k, struct trace *t)
+{
+    if (2 * (tw->n + 1) > tw->cap) {
+        size_t cap = tw->cap ? 2 * tw->cap : 256;
+        struct twin_slot *s = calloc(cap, sizeof *s);
+        if (!s)
+            exit(2);
+        for (size_t i = 0; i < tw->cap; i++)
+            if (tw->slot[i].t)
+                for (size_t j = tw->slot[i].k.a & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!s[j].t) {
+                        s[j] = tw->slot[i];
+                        break;
+                    }
+        free(tw->slot);
+        tw->slot = s, tw->cap = cap;
+    }
+    for (size_t j = k.a & (tw->cap - 1);; j = (j + 1) & (tw->cap - 1)) {
+        if (!tw->slot[j].t) {
+            tw->slot[j] = (struct twin_slot){k, t};
+            tw->n++;
+            return t;
+        }
+        if (tw->slot[j].k.a == k.a && tw->slot[j].k.b == k.b)
+            return tw->slot[j].t;
+    }
+}
+
+static int cmp_seq_t(const void *x, const void *y)
+{
+    long long a = ((const struct seq_t *)x)->seq, b = ((const struct seq_t *)y)->seq;
+    return a < b ? -1 : a > b;
+}
+
+/* t, read whole, alike to ex: its events dropped, ex's shared */
+static void become_twin(struct trace *t, struct trace *ex, struct trace_share *sh)
+{
+    size_t n = json_array_size(t->events);
+    t->own_t = malloc((n ? n : 1) * sizeof *t->own_t);
+    if (!t->own_t)
+        exit(2);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (json_is_integer(json_object_get(e, "seq")))
+            t->own_t[t->n_own_t++] = (struct seq_t){jint(e, "seq", -1), jnum(e, "t", 0)};
+    }
+    if (t->n_own_t > 1)
+        qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+    t->host_own = xstrdup(t->host); /* it pointed into its own start event */
+    t->host = t->host_own;
+    json_decref(t->events);
+    arena_free(t->arena);
+    t->arena = NULL;
+    t->events = json_incref(ex->events);
+    t->start = ex->start, t->exit = ex->exit;
+    t->share = sh; /* its timeline stays its own: its times */
+}
+
+/* a trace that can stand for others: a command line (a text made of the pid
+ * stands in for a missing one) and events */
+static bool can_share(const struct trace *t)
+{
+    return t->start && json_array_size(json_object_get(t->start, "argv")) > 0 && json_array_size(t->events) > 0;
+}
+
+static void join_twins(struct twins *tw, struct trace *t)
+{
+    if (!can_share(t))
+        return;
+    struct key k = trace_key(t);
+    pthread_mutex_lock(&tw->lock);
+    struct trace *ex = twins_find_or_add(tw, k, t);
+    struct trace_share *sh = NULL;
+    if (ex != t) {
+        if (!ex->share) {
+            ex->share = calloc(1, sizeof *ex->share);
+            if (!ex->share)
+                exit(2);
+            ex->share->refs = 1, ex->share->arena = ex->arena, ex->share->pid = ex->pid;
+            ex->arena = NULL;
+        }
+        sh = ex->share;
+        sh->refs++;
+    }
+    pthread_mutex_unlock(&tw->lock);
+    if (sh) /* ex is read whole and no longer changes */
+        become_twin(t, ex, sh);
+}
+
+double trace_event_t(const struct trace *t, json_t *e)
+{
+    if (!t->own_t || !json_is_integer(json_object_get(e, "seq")))
+        return jnum(e, "t", 0);
+    long long seq = jint(e, "seq", -1);
+    size_t lo = 0, hi = t->n_own_t;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (t->own_t[m].seq < seq)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < t->n_own_t && t->own_t[lo].seq == seq ? t->own_t[lo].t : jnum(e, "t", 0);
+}
+
+void trace_unshare(struct trace *t)
+{
+    if (!t->share)
+        return;
+    json_t *mine = json_deep_copy(t->events);
+    if (!mine)
+        exit(2);
+    for (size_t i = 0; i < json_array_size(mine); i++) {
+        json_t *e = json_array_get(mine, i), *was = json_array_get(t->events, i);
+        if (json_object_get(e, "t"))
+            json_object_set_new(e, "t", json_real(trace_event_t(t, was)));
+        if (was == t->start)
+            t->start = e;
+        if (was == t->exit)
+            t->exit = e;
+    }
+    json_decref(t->events);
+    t->events = mine;
+    share_drop(t->share);
+    t->share = NULL;
+    free(t->own_t);
+    t->own_t = NULL, t->n_own_t = 0;
+    t->fw_known = false;
 }
 
 static void add_unreadable(struct trace_set *s, const char *path, const char *why)
@@ -760,6 +1041,7 @@ struct batch {
     int *err;
     size_t n;
     atomic_size_t next;
+    struct twins twins;
 };
 
 static void *reader(void *arg)
@@ -770,6 +1052,8 @@ static void *reader(void *arg)
         errno = 0;
         if (trace_read_file(b->paths[i], &b->out[i]) != 0)
             b->err[i] = errno ? errno : EIO;
+        else if (b->out[i].st.events)
+            join_twins(&b->twins, &b->out[i]);
     }
     return NULL;
 }
@@ -823,7 +1107,8 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
         return 0;
     assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     json_object_seed(0); /* before any thread builds an object */
-    struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0};
+    struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0,
+                      {.lock = PTHREAD_MUTEX_INITIALIZER}};
     if (!b.out || !b.err)
         exit(2);
     int nt = threads_wanted(n), started = 0;
@@ -851,6 +1136,7 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
     }
     free(b.out);
     free(b.err);
+    free(b.twins.slot);
     return bad;
 }
 

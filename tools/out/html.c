@@ -82,7 +82,7 @@ static void lane_events(FILE *o, struct trace *t, const struct lane_geom *g)
     for (size_t i = 0; i < json_array_size(evs); i++) {
         json_t *e = json_array_get(evs, i);
         const char *n = jstr(e, "ev", "");
-        int x = lane_x(g, jnum(e, "t", 0));
+        int x = lane_x(g, trace_event_t(t, e));
         if (strcmp(n, "lib") == 0) {
             fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"lib\"><title>", x, g->base, x,
                     g->base + 6);
