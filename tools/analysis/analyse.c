@@ -24,8 +24,8 @@ struct leaders { struct { const struct trace_share *sh; int ctx; size_t i; } *sl
 
 static int leader_ctx(const struct trace *t) { return (t->parent < 0) | t->execd << 1; }
 
-/* the first process alike to i, or i itself if it is the first */
-static size_t leader_of(struct leaders *l, struct trace_set *s, size_t i)
+/* the first process alike to i in context ctx (-1: its own), or i itself if it is the first */
+static size_t leader_of(struct leaders *l, struct trace_set *s, size_t i, int ctx)
 {
     const struct trace *t = &s->t[i];
     if (!t->share)
@@ -37,7 +37,8 @@ static size_t leader_of(struct leaders *l, struct trace_set *s, size_t i)
         if (!l->slot)
             exit(2);
     }
-    int ctx = leader_ctx(t);
+    if (ctx < 0)
+        ctx = leader_ctx(t);
     size_t h = ((uintptr_t)t->share >> 4) * 0x9e3779b97f4a7c15ull + (size_t)ctx;
     for (size_t j = h & (l->cap - 1);; j = (j + 1) & (l->cap - 1)) {
         if (!l->slot[j].sh) {
@@ -84,6 +85,10 @@ struct analysis *analyse(struct trace_set *s)
         json_object_set_new(hosts, s->t[i].host, json_true());
     a->nhosts = (int)json_object_size(hosts);
     json_decref(hosts);
+    struct leaders alike = {0}; /* the first of each set of shared events, summed up */
+    struct procs *fails = calloc(s->n ? s->n : 1, sizeof *fails);
+    if (!fails)
+        exit(2);
     for (size_t i = 0; i < s->n; i++) {
         struct trace_share *sh = s->t[i].share;
         if (!sh || !sh->diagnosed) { /* shared events: once */
@@ -93,13 +98,21 @@ struct analysis *analyse(struct trace_set *s)
         }
         if (sh)
             sh->diagnosed = true;
-        summarise(a, i);
+        size_t l = leader_of(&alike, s, i, 4);
+        if (l == i)
+            summarise(a, i, sh ? &fails[i] : NULL);
+        else
+            summarise_alike(a, i, l, &fails[l]);
     }
+    for (size_t i = 0; i < s->n; i++)
+        procs_free(&fails[i]);
+    free(fails);
+    free(alike.slot);
     judge_outcomes(a); /* how each process ended, before the rules: their findings are placed against it */
     struct leaders lead = {0};
     for (size_t i = 0; i < s->n; i++) {
         a->p[i].f_begin = (int)a->nf, a->p[i].f_extra = -1;
-        size_t l = leader_of(&lead, s, i);
+        size_t l = leader_of(&lead, s, i, -1);
         if (l == i) {
             long long own = events_pid(&s->t[i]);
             apply_rules(a, i);

@@ -154,7 +154,9 @@ struct finding *finding_new(struct analysis *a); /* appended to a->f, zeroed */
 void apply_rules(struct analysis *a, size_t ti);
 
 /* ---- procs.c: a->p[ti] filled; the texts of a process's libraries */
-void summarise(struct analysis *a, size_t ti);
+void summarise(struct analysis *a, size_t ti, struct procs *fails); /* fails: its failure events' indexes, or NULL */
+/* ti alike to `like` (the same events, model.h): its sum, its own name and first failure by its clock */
+void summarise_alike(struct analysis *a, size_t ti, size_t like, const struct procs *fails);
 char *lib_summary(struct proc_sum *p);
 char *lib_short(struct proc_sum *p);
 

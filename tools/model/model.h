@@ -97,6 +97,8 @@ struct trace_share {
     struct arena *arena;
     bool diagnosed;       /* analysis/diagnose.c ran on the shared events */
     long long pid;        /* the pid the shared events were written by (its holders' "self") */
+    struct seq_t *base_t; /* their times, by seq: a process with the same keeps no own_t */
+    size_t n_base_t;
 };
 /* `t` of event e of trace t: its own when its events are shared */
 double trace_event_t(const struct trace *t, json_t *e);

@@ -12,6 +12,7 @@
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -753,6 +754,7 @@ static void share_drop(struct trace_share *sh)
 {
     if (sh && --sh->refs == 0) {
         arena_free(sh->arena);
+        free(sh->base_t);
         free(sh);
     }
 }
@@ -791,90 +793,6 @@ static void mix(struct key *k, uint64_t x)
     k->a ^= k->a >> 32;
     k->b = (k->b + x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
     k->b ^= k->b >> 29;
-}
-
-static void mix_bytes(struct key *k, const char *s, size_t n)
-{
-    uint64_t w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        memcpy(&w, s + i, 8), mix(k, w);
-    w = 0;
-    memcpy(&w, s + i, n - i);
-    mix(k, w ^ (uint64_t)n << 56);
-}
-
-static bool own_field(const char *key)
-{
-    static const char *const own[] = {"pid", "tid", "t", "ppid", "forked_from", "host", "rank", "wall_time",
-                                      "wall_time_ns"};
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcmp(key, own[i]) == 0)
-            return true;
-    return false;
-}
-
-static void mix_json(struct key *k, json_t *v, long long pid, int depth, bool env)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        const char *key;
-        json_t *x;
-        mix(k, '{');
-        json_object_foreach(v, key, x) {
-            if ((depth == 0 && own_field(key)) || (env && strcmp(key, "RANK") == 0) ||
-                (strcmp(key, "pid") == 0 && json_is_integer(x) && json_integer_value(x) == pid))
-                continue;
-            mix_bytes(k, key, strlen(key));
-            mix_json(k, x, pid, depth + 1, depth == 0 && strcmp(key, "env") == 0);
-        }
-        mix(k, '}');
-        break;
-    }
-    case JSON_ARRAY:
-        mix(k, '[');
-        for (size_t i = 0; i < json_array_size(v); i++)
-            mix_json(k, json_array_get(v, i), pid, depth + 1, false);
-        mix(k, ']');
-        break;
-    case JSON_STRING:
-        mix(k, 's');
-        mix_bytes(k, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        mix(k, 'i');
-        mix(k, (uint64_t)json_integer_value(v));
-        break;
-    case JSON_REAL: {
-        double d = json_real_value(v);
-        uint64_t u;
-        memcpy(&u, &d, sizeof u);
-        mix(k, 'r');
-        mix(k, u);
-        break;
-    }
-    default:
-        mix(k, (uint64_t)json_typeof(v) + 100);
-    }
-}
-
-static struct key trace_key(const struct trace *t)
-{
-    struct key k = {0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
-    const struct read_stats *st = &t->st;
-    const long long nums[] = {st->lines, st->events, st->bad_lines, st->huge_lines, st->cut_lines, st->fixed_utf8,
-                              st->seq_gaps, st->last_line_cut, st->elided, st->long_lines, st->nul_bytes,
-                              st->last_seq, st->gap_events, st->gap_lost, st->capped, st->capped_mb,
-                              (long long)json_array_size(t->events)};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        mix(&k, (uint64_t)nums[i]);
-    mix_bytes(&k, st->last_ev, strlen(st->last_ev));
-    mix_bytes(&k, st->gap_reason, strlen(st->gap_reason));
-    if (t->elided)
-        mix_json(&k, t->elided, -1, 1, false);
-    for (size_t i = 0; i < json_array_size(t->events); i++)
-        mix_json(&k, json_array_get(t->events, i), t->pid, 0, false);
-    return k;
 }
 
 struct twin_slot { struct key k; struct trace *t; };
@@ -919,20 +837,53 @@ static int cmp_seq_t(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* the times of t's events, by seq (*n of them) */
+static struct seq_t *times_of(const struct trace *t, size_t *n)
+{
+    size_t m = json_array_size(t->events);
+    struct seq_t *v = malloc((m ? m : 1) * sizeof *v);
+    if (!v)
+        exit(2);
+    *n = 0;
+    for (size_t i = 0; i < m; i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (json_is_integer(json_object_get(e, "seq")))
+            v[(*n)++] = (struct seq_t){jint(e, "seq", -1), jnum(e, "t", 0)};
+    }
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, cmp_seq_t);
+    return v;
+}
+
+/* ex's events shared from now on (under the batch's lock) */
+static struct trace_share *share_of(struct trace *ex)
+{
+    if (!ex->share) {
+        ex->share = calloc(1, sizeof *ex->share);
+        if (!ex->share)
+            exit(2);
+        ex->share->refs = 1, ex->share->arena = ex->arena, ex->share->pid = ex->pid;
+        ex->share->base_t = times_of(ex, &ex->share->n_base_t);
+        ex->arena = NULL;
+    }
+    ex->share->refs++;
+    return ex->share;
+}
+
+/* a process whose times are those of the shared events keeps none of its own */
+static void drop_same_times(struct trace *t)
+{
+    const struct trace_share *sh = t->share;
+    if (t->own_t && t->n_own_t == sh->n_base_t && memcmp(t->own_t, sh->base_t, t->n_own_t * sizeof *t->own_t) == 0) {
+        free(t->own_t);
+        t->own_t = NULL, t->n_own_t = 0;
+    }
+}
+
 /* t, read whole, alike to ex: its events dropped, ex's shared */
 static void become_twin(struct trace *t, struct trace *ex, struct trace_share *sh)
 {
-    size_t n = json_array_size(t->events);
-    t->own_t = malloc((n ? n : 1) * sizeof *t->own_t);
-    if (!t->own_t)
-        exit(2);
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(t->events, i);
-        if (json_is_integer(json_object_get(e, "seq")))
-            t->own_t[t->n_own_t++] = (struct seq_t){jint(e, "seq", -1), jnum(e, "t", 0)};
-    }
-    if (t->n_own_t > 1)
-        qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+    t->own_t = times_of(t, &t->n_own_t);
     t->host_own = xstrdup(t->host); /* it pointed into its own start event */
     t->host = t->host_own;
     json_decref(t->events);
@@ -941,6 +892,7 @@ static void become_twin(struct trace *t, struct trace *ex, struct trace_share *s
     t->events = json_incref(ex->events);
     t->start = ex->start, t->exit = ex->exit;
     t->share = sh; /* its timeline stays its own: its times */
+    drop_same_times(t);
 }
 
 /* a trace that can stand for others: a command line (a text made of the pid
@@ -950,28 +902,232 @@ static bool can_share(const struct trace *t)
     return t->start && json_array_size(json_object_get(t->start, "argv")) > 0 && json_array_size(t->events) > 0;
 }
 
-static void join_twins(struct twins *tw, struct trace *t)
+/* t, read whole, with key k (its glance's): the one others find, or alike to an earlier one */
+static void join_twins(struct twins *tw, struct trace *t, struct key k)
 {
     if (!can_share(t))
         return;
-    struct key k = trace_key(t);
     pthread_mutex_lock(&tw->lock);
     struct trace *ex = twins_find_or_add(tw, k, t);
-    struct trace_share *sh = NULL;
-    if (ex != t) {
-        if (!ex->share) {
-            ex->share = calloc(1, sizeof *ex->share);
-            if (!ex->share)
-                exit(2);
-            ex->share->refs = 1, ex->share->arena = ex->arena, ex->share->pid = ex->pid;
-            ex->arena = NULL;
-        }
-        sh = ex->share;
-        sh->refs++;
-    }
+    struct trace_share *sh = ex != t ? share_of(ex) : NULL;
     pthread_mutex_unlock(&tw->lock);
     if (sh) /* ex is read whole and no longer changes */
         become_twin(t, ex, sh);
+}
+
+/* ---- a first look at a file, without building its events
+ *
+ * The lines are scanned (util/json_scan.c) as read_line would judge them,
+ * and the kept ones simulated (the first of each kind, the last KEEP_LAST
+ * past them); their content hashes, in file order, and the read stats make
+ * the file's key.  The trace gets what is its own: its ids from the start
+ * line, its end time, its timeline, the t of its kept events.  When an
+ * earlier file of the batch has the key, the events are that one's and
+ * never built again: an alike rank costs a scan.  0: a key in *k; -1: no
+ * key (an escaped key, a `repeated` line, no command line: read it whole),
+ * or the file could not be read. */
+struct seen_line { long ord; unsigned long long h[2]; long long seq; double t; bool has_seq; };
+struct seen_kind { int first; struct seen_line ring[KEEP_LAST]; int ring_n, ring_at; long elided; };
+struct seen {
+    struct seen_line *k;
+    size_t nk, capk;
+    struct seen_kind kind[MAX_NAMES];
+};
+
+static void seen_add(struct seen *g, struct seen_line x)
+{
+    if (g->nk == g->capk) {
+        g->capk = g->capk ? 2 * g->capk : 64;
+        g->k = realloc(g->k, g->capk * sizeof *g->k);
+        if (!g->k)
+            exit(2);
+    }
+    g->k[g->nk++] = x;
+}
+
+static void seen_keep(struct seen *g, int kind, struct seen_line x)
+{
+    struct seen_kind *ks = &g->kind[kind];
+    if (ks->first < kind_cap(kind)) {
+        ks->first++;
+        seen_add(g, x);
+    } else if (kind == name_index("start", 5)) {
+        ks->elided++;
+    } else {
+        if (ks->ring_n == KEEP_LAST)
+            ks->elided++;
+        else
+            ks->ring_n++;
+        ks->ring[ks->ring_at] = x;
+        ks->ring_at = (ks->ring_at + 1) % KEEP_LAST;
+    }
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+    long x = ((const struct seen_line *)a)->ord, y = ((const struct seen_line *)b)->ord;
+    return x < y ? -1 : x > y;
+}
+
+/* one line, as read_line judges it; false: the file gets no key */
+static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, bool whole, long ord,
+                        long long *first_pid, json_t **start)
+{
+    struct json_scan sc;
+    bool ok = json_scan_line(line, n, &sc);
+    if ((sc.high_bytes || !ok) && fix_utf8((unsigned char *)line, n))
+        t->st.fixed_utf8++;
+    if (ok && (sc.escaped_key || sc.ev_escaped))
+        return false;
+    if (ok && sc.has_ev && sc.ev_len == 8 && memcmp(sc.ev, "repeated", 8) == 0)
+        return false;
+    if (!ok || !sc.has_ev) {
+        bad_line(t, whole);
+        return true;
+    }
+    int kind = name_index(sc.ev, sc.ev_len);
+    t->st.events++;
+    if (*first_pid < 0)
+        *first_pid = sc.pid;
+    if (sc.truncated)
+        t->st.cut_lines++;
+    if (sc.has_seq ? sc.seq >= t->st.last_seq : t->st.last_seq < 0) /* note_gaps: the last event written */
+        t->st.last_seq = sc.has_seq ? sc.seq : -1, t->st.last_t = sc.t;
+    if (sc.t > t->t_last)
+        t->t_last = sc.t;
+    tl_add(t, sc.t, TL_FREE, sc.mem_free);
+    if (sc.mem_total > t->tl_top)
+        t->tl_top = sc.mem_total;
+    bool is = false;
+#define EV(name) (sc.ev_len == sizeof name - 1 && memcmp(sc.ev, name, sizeof name - 1) == 0)
+    if (kind < 0) {
+        if (EV("graph_plan"))
+            tl_add(t, sc.t, TL_WS, sc.workspace);
+        return true;
+    }
+    /* tl_request, from the scan's picks */
+    if ((is = EV("alloc_failed")))
+        tl_add(t, sc.t, TL_ALLOC, sc.bytes);
+    else if ((is = EV("conv_algos")))
+        tl_add(t, sc.t, TL_WS, sc.algos_ws);
+    else if ((is = EV("graph_plan") || EV("conv_exec_failed") || EV("graph_exec_failed")))
+        tl_add(t, sc.t, TL_WS, sc.workspace);
+    else if ((is = EV("fallback")))
+        tl_add(t, sc.t, TL_FB, sc.asked);
+    if (!*start && EV("start")) {
+        json_error_t err;
+        *start = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+        if (!json_is_object(*start))
+            return false;
+    }
+#undef EV
+    seen_keep(g, kind, (struct seen_line){ord, {sc.hash[0], sc.hash[1]}, sc.seq, sc.t, sc.has_seq});
+    return true;
+}
+
+static int glance_file(const char *path, struct trace *t, struct key *k)
+{
+    memset(t, 0, sizeof *t);
+    t->tl_stride = 1;
+    t->st.last_seq = -1;
+    struct stat st;
+    struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
+    if (l.fd < 0)
+        return -1;
+    l.buf = malloc(CHUNK);
+    struct seen *g = calloc(1, sizeof *g);
+    if (!g || !l.buf)
+        exit(2);
+    t->file = xstrdup(path);
+    json_t *start = NULL;
+    long long first_pid = -1;
+    long ord = 0;
+    bool whole, keyed = true;
+    while (keyed && next_line(&l, &whole) > 0) {
+        t->st.lines++;
+        if (l.over) {
+            t->st.long_lines++;
+            continue;
+        }
+        if (l.n == 0)
+            continue;
+        if (l.n > HUGE_LINE)
+            t->st.huge_lines++;
+        keyed = glance_line(t, g, l.line, l.n, whole, ord++, &first_pid, &start);
+    }
+    t->st.nul_bytes = l.nuls;
+    close(l.fd);
+    free(l.buf);
+    free(l.line);
+    for (size_t i = 0; keyed && i < n_names; i++) {
+        struct seen_kind *ks = &g->kind[i];
+        for (int r = 0; r < ks->ring_n; r++)
+            seen_add(g, ks->ring[(ks->ring_at + KEEP_LAST - ks->ring_n + r) % KEEP_LAST]);
+    }
+    keyed = keyed && !l.err && t->st.events > 0 && json_array_size(json_object_get(start, "argv")) > 0;
+    if (keyed) {
+        if (g->nk > 1)
+            qsort(g->k, g->nk, sizeof *g->k, cmp_seen);
+        *k = (struct key){0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
+        const struct read_stats *rs = &t->st;
+        const long long nums[] = {rs->lines, rs->events, rs->bad_lines, rs->huge_lines, rs->cut_lines,
+                                  rs->fixed_utf8, rs->last_line_cut, rs->long_lines, rs->nul_bytes, rs->last_seq,
+                                  (long long)g->nk};
+        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+            mix(k, (uint64_t)nums[i]);
+        for (size_t i = 0; i < n_names; i++)
+            mix(k, (uint64_t)g->kind[i].elided);
+        t->own_t = malloc((g->nk ? g->nk : 1) * sizeof *t->own_t);
+        if (!t->own_t)
+            exit(2);
+        for (size_t i = 0; i < g->nk; i++) {
+            mix(k, g->k[i].h[0]), mix(k, g->k[i].h[1]);
+            if (g->k[i].has_seq)
+                t->own_t[t->n_own_t++] = (struct seq_t){g->k[i].seq, g->k[i].t};
+        }
+        if (t->n_own_t > 1)
+            qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+        t->start = start; /* for take_meta; the events' own start replaces it */
+        take_meta(t, first_pid);
+        t->host_own = xstrdup(t->host);
+        t->host = t->host_own;
+        t->start = NULL;
+    }
+    json_decref(start);
+    free(g->k);
+    free(g);
+    if (l.err) {
+        errno = l.err;
+        return -1;
+    }
+    return keyed ? 0 : 1;
+}
+
+/* t, glanced at with key k: alike to a trace of the batch read whole, whose
+ * events it then shares (true); false: none has the key yet */
+static bool twin_from_glance(struct twins *tw, struct trace *t, struct key k)
+{
+    pthread_mutex_lock(&tw->lock);
+    struct trace *ex = NULL;
+    for (size_t j = tw->cap ? k.a & (tw->cap - 1) : 0; tw->cap && tw->slot[j].t; j = (j + 1) & (tw->cap - 1))
+        if (tw->slot[j].k.a == k.a && tw->slot[j].k.b == k.b) {
+            ex = tw->slot[j].t;
+            break;
+        }
+    struct trace_share *sh = ex ? share_of(ex) : NULL;
+    pthread_mutex_unlock(&tw->lock);
+    if (!sh)
+        return false;
+    /* ex is read whole and no longer changes; what t's own glance gave stays its own */
+    double last_t = t->st.last_t;
+    t->st = ex->st;
+    t->st.last_t = last_t;
+    t->events = json_incref(ex->events);
+    t->start = ex->start, t->exit = ex->exit;
+    t->elided = json_incref(ex->elided);
+    t->share = sh;
+    drop_same_times(t);
+    return true;
 }
 
 double trace_event_t(const struct trace *t, json_t *e)
@@ -1042,6 +1198,7 @@ struct batch {
     size_t n;
     atomic_size_t next;
     struct twins twins;
+    bool alike; /* alike processes read as one: CONVGUARD_REPORT_SHARE=0 reads each whole (a check) */
 };
 
 static void *reader(void *arg)
@@ -1049,11 +1206,18 @@ static void *reader(void *arg)
     struct batch *b = arg;
     size_t i;
     while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
+        struct trace *t = &b->out[i];
+        struct key k;
+        int g = b->alike ? glance_file(b->paths[i], t, &k) : 1;
+        if (g == 0 && twin_from_glance(&b->twins, t, k))
+            continue;
+        if (g >= 0)
+            trace_free(t);
         errno = 0;
-        if (trace_read_file(b->paths[i], &b->out[i]) != 0)
+        if (trace_read_file(b->paths[i], t) != 0)
             b->err[i] = errno ? errno : EIO;
-        else if (b->out[i].st.events)
-            join_twins(&b->twins, &b->out[i]);
+        else if (t->st.events && g == 0)
+            join_twins(&b->twins, t, k);
     }
     return NULL;
 }
@@ -1107,8 +1271,9 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
         return 0;
     assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     json_object_seed(0); /* before any thread builds an object */
+    const char *alike = getenv("CONVGUARD_REPORT_SHARE");
     struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0,
-                      {.lock = PTHREAD_MUTEX_INITIALIZER}};
+                      {.lock = PTHREAD_MUTEX_INITIALIZER}, !alike || strcmp(alike, "0") != 0};
     if (!b.out || !b.err)
         exit(2);
     int nt = threads_wanted(n), started = 0;
@@ -1120,6 +1285,7 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     int bad = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (b.err[i]) {
             add_unreadable(s, paths[i], b.err[i] == EINVAL ? "not a regular file: not read" : strerror(b.err[i]));
@@ -1131,9 +1297,19 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
             trace_free(&b.out[i]);
             bad++;
         } else {
-            append(s, &b.out[i]);
+            b.out[kept++] = b.out[i];
         }
     }
+    if (s->n == 0 && kept) { /* the set is this batch: its array, not a copy (100,000 processes held two) */
+        free(s->t);
+        s->t = realloc(b.out, kept * sizeof *b.out);
+        if (!s->t)
+            exit(2);
+        s->n = s->cap = kept;
+        b.out = NULL;
+    }
+    for (size_t i = 0; b.out && i < kept; i++)
+        append(s, &b.out[i]);
     free(b.out);
     free(b.err);
     free(b.twins.slot);
@@ -1182,24 +1358,42 @@ static int list_dir(struct trace_set *s, const char *dir, int depth, struct path
     }
     struct paths names = {0};
     struct dirent *e;
+    /* each name with its type from the folder (DT_*), after a NUL: one stat
+     * per trace file, none for the other files */
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            paths_add(&names, xstrdup(e->d_name));
-    closedir(d);
+        if (e->d_name[0] != '.') {
+            size_t len = strlen(e->d_name);
+            char *n = malloc(len + 2);
+            if (!n)
+                exit(2);
+            memcpy(n, e->d_name, len + 1);
+            n[len + 1] = (char)e->d_type;
+            paths_add(&names, n);
+        }
     if (names.n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
         qsort(names.p, names.n, sizeof *names.p, cmp_str);
-    int bad = 0;
+    int bad = 0, fd = dirfd(d);
     for (int links = 0; links < 2; links++)
         for (size_t i = 0; i < names.n; i++) {
-            char *p = xasprintf("%s/%s", dir, names.p[i]);
-            bool ok = lstat(p, &st) == 0 && (S_ISLNK(st.st_mode) != 0) == links && stat(p, &st) == 0;
-            if (ok && S_ISDIR(st.st_mode) && depth < 4)
+            const char *name = names.p[i];
+            unsigned char type = (unsigned char)name[strlen(name) + 1];
+            bool jsonl = ends_with(name, ".jsonl");
+            if ((type == DT_REG && !jsonl) || (type != DT_UNKNOWN && (type == DT_LNK) != links) ||
+                (type != DT_UNKNOWN && type != DT_LNK && type != DT_REG && type != DT_DIR))
+                continue;
+            bool ok = type == DT_LNK || type == DT_UNKNOWN
+                          ? fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISLNK(st.st_mode) != 0) == links &&
+                                fstatat(fd, name, &st, 0) == 0
+                          : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            if (ok && S_ISDIR(st.st_mode) && depth < 4) {
+                char *p = xasprintf("%s/%s", dir, name);
                 bad += list_dir(s, p, depth + 1, out);
-            else if (ok && S_ISREG(st.st_mode) && ends_with(names.p[i], ".jsonl") &&
-                     id_set_add(&s->seen, st.st_dev, st.st_ino))
-                paths_add(out, xstrdup(p));
-            free(p);
+                free(p);
+            } else if (ok && S_ISREG(st.st_mode) && jsonl && id_set_add(&s->seen, st.st_dev, st.st_ino)) {
+                paths_add(out, xasprintf("%s/%s", dir, name));
+            }
         }
+    closedir(d);
     for (size_t i = 0; i < names.n; i++)
         free(names.p[i]);
     free(names.p);

@@ -27,7 +27,49 @@
 struct sc {
     const unsigned char *p, *e;
     struct json_scan *out;
+    int skip;           /* > 0: inside a value the hash leaves out */
+    unsigned long long h[2];
 };
+
+/* ---- the content hash (struct json_scan `hash`) */
+static void mix(struct sc *c, unsigned long long x)
+{
+    c->h[0] = (c->h[0] ^ x) * 0x100000001b3ull;
+    c->h[0] ^= c->h[0] >> 32;
+    c->h[1] = (c->h[1] + x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    c->h[1] ^= c->h[1] >> 29;
+}
+
+static void mix_text(struct sc *c, unsigned tag, const unsigned char *s, size_t n)
+{
+    if (c->skip)
+        return;
+    unsigned long long w;
+    size_t i = 0;
+    mix(c, tag);
+    for (; i + 8 <= n; i += 8)
+        memcpy(&w, s + i, 8), mix(c, w);
+    w = 0;
+    memcpy(&w, s + i, n - i);
+    mix(c, w ^ (unsigned long long)n << 56);
+}
+
+static void mix_mark(struct sc *c, unsigned tag)
+{
+    if (!c->skip)
+        mix(c, tag);
+}
+
+/* a top-level key whose value is the process's own, not what it did */
+static bool own_key(const char *k, size_t n)
+{
+    static const char *const own[] = {"pid", "tid", "t", "ppid", "forked_from", "host", "rank", "wall_time",
+                                      "wall_time_ns"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strlen(own[i]) == n && memcmp(own[i], k, n) == 0)
+            return true;
+    return false;
+}
 
 /* 1: a byte that ends the fast run inside a string */
 static unsigned char stop[256];
@@ -211,7 +253,7 @@ static bool literal(struct sc *c, const char *word, size_t n)
     return true;
 }
 
-enum where { NOWHERE, TOP, MEM };
+enum where { NOWHERE, TOP, MEM, ENV, ALGOS, ALGO };
 static bool value(struct sc *c, int depth, enum where w, const char *key, size_t klen);
 
 static bool key_is(const char *k, size_t n, const char *want) { return strlen(want) == n && memcmp(k, want, n) == 0; }
@@ -221,9 +263,11 @@ static bool object(struct sc *c, int depth, enum where w)
     if (depth > MAX_DEPTH)
         return false;
     c->p++; /* '{' */
+    mix_mark(c, '{');
     ws(c);
     if (c->p < c->e && *c->p == '}') {
         c->p++;
+        mix_mark(c, '}');
         return true;
     }
     for (;;) {
@@ -239,8 +283,26 @@ static bool object(struct sc *c, int depth, enum where w)
             return false;
         c->p++;
         ws(c);
+        /* the hash leaves out the process's own ids and times; a nested pid
+         * only when it is the process's own (a holder of GPU memory that is itself) */
+        bool own = (w == TOP && own_key(k, kl)) || (w == ENV && key_is(k, kl, "RANK"));
+        bool nested_pid = !own && w != TOP && key_is(k, kl, "pid") && c->out->pid >= 0 && c->p < c->e &&
+                          (*c->p == '-' || (*c->p >= '0' && *c->p <= '9'));
+        const unsigned char *v0 = c->p;
+        c->skip += own || nested_pid;
+        if (!own && !nested_pid)
+            mix_text(c, 'k', (const unsigned char *)k, kl);
         if (!value(c, depth, esc ? NOWHERE : w, k, kl))
             return false;
+        c->skip -= own || nested_pid;
+        if (nested_pid) {
+            long long v;
+            if (!integer_of(v0, c->p, &v) || v != c->out->pid || memchr(v0, '.', (size_t)(c->p - v0)) ||
+                memchr(v0, 'e', (size_t)(c->p - v0)) || memchr(v0, 'E', (size_t)(c->p - v0))) {
+                mix_text(c, 'k', (const unsigned char *)k, kl);
+                mix_text(c, 'n', v0, (size_t)(c->p - v0));
+            }
+        }
         ws(c);
         if (c->p < c->e && *c->p == ',') {
             c->p++;
@@ -249,24 +311,27 @@ static bool object(struct sc *c, int depth, enum where w)
         }
         if (c->p < c->e && *c->p == '}') {
             c->p++;
+            mix_mark(c, '}');
             return true;
         }
         return false;
     }
 }
 
-static bool array(struct sc *c, int depth)
+static bool array(struct sc *c, int depth, enum where w)
 {
     if (depth > MAX_DEPTH)
         return false;
     c->p++; /* '[' */
+    mix_mark(c, '[');
     ws(c);
     if (c->p < c->e && *c->p == ']') {
         c->p++;
+        mix_mark(c, ']');
         return true;
     }
     for (;;) {
-        if (!value(c, depth, NOWHERE, NULL, 0))
+        if (!value(c, depth, w == ALGOS ? ALGOS : NOWHERE, NULL, 0))
             return false;
         ws(c);
         if (c->p < c->e && *c->p == ',') {
@@ -276,6 +341,7 @@ static bool array(struct sc *c, int depth)
         }
         if (c->p < c->e && *c->p == ']') {
             c->p++;
+            mix_mark(c, ']');
             return true;
         }
         return false;
@@ -290,17 +356,22 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         return false;
     switch (*c->p) {
     case '{': {
-        bool mem = w == TOP && key_is(key, klen, "mem");
-        return object(c, depth + 1, mem ? MEM : NOWHERE);
+        enum where in = w == TOP && key_is(key, klen, "mem")   ? MEM
+                        : w == TOP && key_is(key, klen, "env") ? ENV
+                        : w == ALGOS && !key                   ? ALGO
+                                                               : NOWHERE;
+        return object(c, depth + 1, in);
     }
     case '[':
-        return array(c, depth + 1);
+        return array(c, depth + 1, w == TOP && key_is(key, klen, "algos") ? ALGOS : NOWHERE);
     case '"': {
         const char *s;
         size_t n;
         bool esc;
+        const unsigned char *p0 = c->p;
         if (!string(c, &s, &n, &esc))
             return false;
+        mix_text(c, 's', p0, (size_t)(c->p - p0));
         if (w == TOP && key_is(key, klen, "ev")) {
             o->ev = s, o->ev_len = n, o->ev_escaped = esc;
             o->has_ev = true;
@@ -310,12 +381,15 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
     case 't':
         if (!literal(c, "true", 4))
             return false;
+        mix_mark(c, 'T');
         if (w == TOP && key_is(key, klen, "truncated"))
             o->truncated = true;
         return true;
     case 'f':
+        mix_mark(c, 'F');
         return literal(c, "false", 5);
     case 'n':
+        mix_mark(c, 'N');
         return literal(c, "null", 4);
     default: {
         const unsigned char *p0 = c->p;
@@ -324,8 +398,18 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         bool is_int;
         if (!number(c, &v, &iv, &is_int))
             return false;
+        mix_text(c, 'n', p0, (size_t)(c->p - p0));
+        if (w == ALGO && key_is(key, klen, "workspace")) {
+            long long ws_b = is_int ? iv : (long long)real_of(p0, c->p, v);
+            if (ws_b > 0 && (o->algos_ws < 0 || ws_b < o->algos_ws))
+                o->algos_ws = ws_b;
+        }
         if (w == TOP) {
-            if (key_is(key, klen, "seq"))
+            if (key_is(key, klen, "bytes"))
+                o->bytes = is_int ? iv : (long long)real_of(p0, c->p, v);
+            else if (key_is(key, klen, "asked"))
+                o->asked = is_int ? iv : (long long)real_of(p0, c->p, v);
+            else if (key_is(key, klen, "seq"))
                 o->seq = is_int ? iv : (long long)real_of(p0, c->p, v), o->has_seq = true;
             else if (key_is(key, klen, "t"))
                 o->t = is_int ? (double)iv : real_of(p0, c->p, v);
@@ -349,10 +433,14 @@ bool json_scan_line(const char *line, size_t n, struct json_scan *out)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_stop);
     memset(out, 0, sizeof *out);
-    out->seq = out->pid = out->mem_free = out->mem_total = out->workspace = -1;
-    struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out};
+    out->seq = out->pid = out->mem_free = out->mem_total = out->workspace = out->bytes = out->asked = -1;
+    out->algos_ws = -1;
+    struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out, 0,
+                   {0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull}};
     ws(&c);
-    if (c.p >= c.e || *c.p != '{' || !object(&c, 1, TOP))
+    bool ok = c.p < c.e && *c.p == '{' && object(&c, 1, TOP);
+    out->hash[0] = c.h[0], out->hash[1] = c.h[1];
+    if (!ok)
         return false;
     ws(&c);
     return c.p == c.e;

@@ -56,7 +56,15 @@ struct json_scan {
     bool high_bytes;                 /* bytes >= 0x80 inside strings */
     bool escaped_key;                /* a top-level key with an escape: the picks may miss it */
     long long seq, pid, workspace, mem_free, mem_total; /* -1: absent */
+    long long bytes, asked;          /* top-level integers, -1: absent */
+    long long algos_ws;              /* the smallest positive `workspace` of the objects in `algos`, -1 */
     double t;
+    /* the line's content but for the writing process's own ids and times
+     * (top-level pid, tid, t, ppid, forked_from, host, rank, wall_time,
+     * wall_time_ns; a nested pid equal to the top-level one; env.RANK): two
+     * lines alike but for those hash the same (model/trace_read.c, alike
+     * processes) */
+    unsigned long long hash[2];
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
 
