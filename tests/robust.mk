@@ -157,10 +157,11 @@ $(FZ)/fuzz_html: tests/fuzz/fuzz_html.c tests/fuzz/json_check.h $(FUZZ_TOOLS) $(
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -DCONVGUARD_VERSION='"$(VERSION)"' -o $@ \
 	    tests/fuzz/fuzz_html.c $(FUZZ_TOOLS) $(JANSSON_LIBS) -ldl -lm -lpthread
-# the reader's line scan against jansson
-$(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/util/json_scan.c tools/util/util.h
+# the reader's line scan and line builder against jansson
+$(FZ)/fuzz_scan: tests/fuzz/fuzz_scan.c tools/util/json_scan.c tools/util/term.c tools/util/util.c tools/util/util.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -o $@ tests/fuzz/fuzz_scan.c tools/util/json_scan.c $(JANSSON_LIBS) -lpthread
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(JANSSON_CFLAGS) -Itools -Ishim -o $@ tests/fuzz/fuzz_scan.c tools/util/json_scan.c \
+	    tools/util/term.c tools/util/util.c $(JANSSON_LIBS) -lpthread
 # -close_fd_mask=2: the targets' warnings on stderr would drown the fuzzer's
 fuzz-run: fuzz
 	@for t in $(FUZZ_TARGETS); do \

@@ -1,6 +1,7 @@
 /* fuzz_scan.c - libFuzzer target for tools/util/json_scan.c, checked against
  * jansson: the scan must judge a line as json_loadb does (one JSON object or
- * not) and pick the same `ev` and `seq`.  Known and accepted differences,
+ * not) and pick the same `ev` and `seq`, and json_build_line must build what
+ * json_loadb builds.  Known and accepted differences,
  * skipped here: duplicate keys (the reader parses every line it keeps with
  * JSON_REJECT_DUPLICATES), bytes that are not UTF-8 (the reader repairs them
  * first) and NUL bytes (jansson skips one after a number, elsewhere it ends
@@ -37,6 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (json_is_integer(seq) && json_integer_value(seq) != sc.seq)
             abort();
+    }
+    /* the reader builds the lines it keeps with json_build_line: what jansson builds */
+    if (ok && !sc.high_bytes) {
+        json_t *b = json_build_line((const char *)data, size);
+        if (!b != !j || (b && !json_equal(b, j)))
+            abort();
+        json_decref(b);
     }
     json_decref(j);
     return 0;

@@ -529,8 +529,7 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
     struct arena_mark mark = arena_mark(t->arena);
     struct arena *was = in_arena ? arena_enter(t->arena) : NULL;
     if (kind >= 0 && !ev) {
-        json_error_t err;
-        ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
+        ev = json_build_line(line, n);
         if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
             json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
             if (in_arena)
@@ -974,7 +973,7 @@ static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, b
                         long long *first_pid, json_t **start)
 {
     struct json_scan sc;
-    bool ok = json_scan_line(line, n, &sc);
+    bool ok = json_scan_line_hash(line, n, &sc);
     if ((sc.high_bytes || !ok) && fix_utf8((unsigned char *)line, n))
         t->st.fixed_utf8++;
     if (ok && (sc.escaped_key || sc.ev_escaped))
@@ -1199,6 +1198,7 @@ struct batch {
     atomic_size_t next;
     struct twins twins;
     bool alike; /* alike processes read as one: CONVGUARD_REPORT_SHARE=0 reads each whole (a check) */
+    atomic_size_t glances, found;
 };
 
 static void *reader(void *arg)
@@ -1208,9 +1208,17 @@ static void *reader(void *arg)
     while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
         struct trace *t = &b->out[i];
         struct key k;
-        int g = b->alike ? glance_file(b->paths[i], t, &k) : 1;
-        if (g == 0 && twin_from_glance(&b->twins, t, k))
+        /* a glance that finds no alike file costs a scan more: once most of
+         * them have found none, the rest are read whole at once */
+        size_t looks = atomic_load(&b->glances), found = atomic_load(&b->found);
+        bool look = b->alike && (looks < 64 || found * 8 >= looks);
+        int g = look ? glance_file(b->paths[i], t, &k) : 1;
+        if (look)
+            atomic_fetch_add(&b->glances, 1);
+        if (g == 0 && twin_from_glance(&b->twins, t, k)) {
+            atomic_fetch_add(&b->found, 1);
             continue;
+        }
         if (g >= 0)
             trace_free(t);
         errno = 0;
@@ -1273,7 +1281,7 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
     json_object_seed(0); /* before any thread builds an object */
     const char *alike = getenv("CONVGUARD_REPORT_SHARE");
     struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0,
-                      {.lock = PTHREAD_MUTEX_INITIALIZER}, !alike || strcmp(alike, "0") != 0};
+                      {.lock = PTHREAD_MUTEX_INITIALIZER}, !alike || strcmp(alike, "0") != 0, 0, 0};
     if (!b.out || !b.err)
         exit(2);
     int nt = threads_wanted(n), started = 0;

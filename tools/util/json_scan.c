@@ -428,14 +428,14 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
     }
 }
 
-bool json_scan_line(const char *line, size_t n, struct json_scan *out)
+static bool scan_line(const char *line, size_t n, struct json_scan *out, bool hash)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_stop);
     memset(out, 0, sizeof *out);
     out->seq = out->pid = out->mem_free = out->mem_total = out->workspace = out->bytes = out->asked = -1;
     out->algos_ws = -1;
-    struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out, 0,
+    struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out, hash ? 0 : 1,
                    {0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull}};
     ws(&c);
     bool ok = c.p < c.e && *c.p == '{' && object(&c, 1, TOP);
@@ -444,4 +444,219 @@ bool json_scan_line(const char *line, size_t n, struct json_scan *out)
         return false;
     ws(&c);
     return c.p == c.e;
+}
+
+bool json_scan_line(const char *line, size_t n, struct json_scan *out) { return scan_line(line, n, out, false); }
+bool json_scan_line_hash(const char *line, size_t n, struct json_scan *out) { return scan_line(line, n, out, true); }
+
+/* ---- a line the scan accepted, built as jansson values
+ *
+ * What json_loadb(line, n, JSON_REJECT_DUPLICATES) gives, without its
+ * lexer: the scan has judged the line already (JSON, depth, numbers in
+ * range, escapes, no \u0000), so this only builds.  NULL for duplicate keys
+ * (the scan lets them pass), for bytes that are not UTF-8 (the caller
+ * repairs them first), and when out of memory. */
+struct bd { const unsigned char *p, *e; char *tmp; size_t cap; };
+
+static json_t *build_value(struct bd *b);
+
+/* jansson takes only UTF-8: the reader repairs a line before (fix_utf8), so this only guards */
+static bool utf8_seq_ok(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t l = u[i] < 0x80 ? 1 : utf8_seq(u + i, n - i, &cp);
+        if (!l)
+            return false;
+        i += l;
+    }
+    return true;
+}
+
+static void bd_ws(struct bd *b)
+{
+    while (b->p < b->e && (*b->p == ' ' || *b->p == '\t' || *b->p == '\n' || *b->p == '\r'))
+        b->p++;
+}
+
+static bool bd_room(struct bd *b, size_t n)
+{
+    if (n <= b->cap)
+        return true;
+    size_t c = b->cap ? b->cap : 256;
+    while (c < n)
+        c *= 2;
+    char *t = realloc(b->tmp, c);
+    if (!t)
+        return false;
+    b->tmp = t, b->cap = c;
+    return true;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80)
+        return o[0] = (char)cp, 1;
+    if (cp < 0x800)
+        return o[0] = (char)(0xc0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3f)), 2;
+    if (cp < 0x10000)
+        return o[0] = (char)(0xe0 | cp >> 12), o[1] = (char)(0x80 | (cp >> 6 & 0x3f)), o[2] = (char)(0x80 | (cp & 0x3f)), 3;
+    o[0] = (char)(0xf0 | cp >> 18), o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    o[2] = (char)(0x80 | (cp >> 6 & 0x3f)), o[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* at '"': the string's text, unescaped (*s into the line or b->tmp), *n its length */
+static bool bd_string(struct bd *b, const char **s, size_t *n)
+{
+    const unsigned char *p = b->p + 1, *q = p;
+    while (q < b->e && *q != '"' && *q != '\\')
+        q++;
+    if (q < b->e && *q == '"') { /* no escape: the bytes as they are */
+        *s = (const char *)p, *n = (size_t)(q - p);
+        b->p = q + 1;
+        return true;
+    }
+    if (!bd_room(b, (size_t)(b->e - p) + 1))
+        return false;
+    char *o = b->tmp;
+    while (p < b->e && *p != '"') {
+        if (*p != '\\') {
+            *o++ = (char)*p++;
+            continue;
+        }
+        p++;
+        switch (*p++) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned v, w;
+            hex4(p, &v);
+            p += 4;
+            if (v >= 0xd800 && v <= 0xdbff) { /* the scan saw its pair */
+                hex4(p + 2, &w);
+                p += 6;
+                v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
+            }
+            o += put_utf8(o, v);
+            break;
+        }
+        default: *o++ = (char)p[-1]; /* " \ / */
+        }
+    }
+    *s = b->tmp, *n = (size_t)(o - b->tmp);
+    b->p = p + 1;
+    return true;
+}
+
+static json_t *bd_number(struct bd *b)
+{
+    const unsigned char *p0 = b->p;
+    bool real = false;
+    while (b->p < b->e && ((*b->p >= '0' && *b->p <= '9') || *b->p == '-' || *b->p == '+' || *b->p == '.' ||
+                           *b->p == 'e' || *b->p == 'E')) {
+        real |= *b->p == '.' || *b->p == 'e' || *b->p == 'E';
+        b->p++;
+    }
+    if (!real) {
+        long long v;
+        return integer_of(p0, b->p, &v) ? json_integer(v) : NULL;
+    }
+    char small[64], *buf = (size_t)(b->p - p0) < sizeof small ? small : malloc((size_t)(b->p - p0) + 1);
+    if (!buf)
+        return NULL;
+    memcpy(buf, p0, (size_t)(b->p - p0));
+    buf[b->p - p0] = 0;
+    json_t *r = json_real(strtod(buf, NULL));
+    if (buf != small)
+        free(buf);
+    return r;
+}
+
+static json_t *build_object(struct bd *b)
+{
+    json_t *o = json_object();
+    b->p++;
+    bd_ws(b);
+    if (*b->p == '}') {
+        b->p++;
+        return o;
+    }
+    for (;;) {
+        const char *k;
+        size_t kl;
+        if (!o || !bd_string(b, &k, &kl))
+            return json_decref(o), NULL;
+        char kbuf[128], *key = kl < sizeof kbuf ? kbuf : malloc(kl + 1);
+        if (!key)
+            return json_decref(o), NULL;
+        memcpy(key, k, kl); /* b->tmp is used again by the value */
+        key[kl] = 0;
+        bd_ws(b);
+        b->p++; /* ':' */
+        bd_ws(b);
+        json_t *v = NULL;
+        bool ok = !json_object_getn(o, key, kl) && utf8_seq_ok(key, kl) && (v = build_value(b)) &&
+                  json_object_setn_new_nocheck(o, key, kl, v) == 0;
+        if (key != kbuf)
+            free(key);
+        if (!ok)
+            return json_decref(o), NULL;
+        bd_ws(b);
+        if (*b->p++ == '}')
+            return o;
+        bd_ws(b); /* after ',' */
+    }
+}
+
+static json_t *build_array(struct bd *b)
+{
+    json_t *a = json_array();
+    b->p++;
+    bd_ws(b);
+    if (*b->p == ']') {
+        b->p++;
+        return a;
+    }
+    for (;;) {
+        json_t *v = a ? build_value(b) : NULL;
+        if (!v || json_array_append_new(a, v) != 0)
+            return json_decref(a), NULL;
+        bd_ws(b);
+        if (*b->p++ == ']')
+            return a;
+        bd_ws(b);
+    }
+}
+
+static json_t *build_value(struct bd *b)
+{
+    switch (*b->p) {
+    case '{': return build_object(b);
+    case '[': return build_array(b);
+    case '"': {
+        const char *s;
+        size_t n;
+        if (!bd_string(b, &s, &n) || !utf8_seq_ok(s, n))
+            return NULL;
+        return json_stringn_nocheck(s, n);
+    }
+    case 't': b->p += 4; return json_true();
+    case 'f': b->p += 5; return json_false();
+    case 'n': b->p += 4; return json_null();
+    default: return bd_number(b);
+    }
+}
+
+json_t *json_build_line(const char *line, size_t n)
+{
+    struct bd b = {(const unsigned char *)line, (const unsigned char *)line + n, NULL, 0};
+    bd_ws(&b);
+    json_t *v = b.p < b.e && *b.p == '{' ? build_object(&b) : NULL;
+    free(b.tmp);
+    return v;
 }

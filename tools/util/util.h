@@ -67,6 +67,10 @@ struct json_scan {
     unsigned long long hash[2];
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+bool json_scan_line_hash(const char *line, size_t n, struct json_scan *out); /* and out->hash */
+/* a line json_scan_line accepted, as json_loadb(JSON_REJECT_DUPLICATES) builds it (faster); NULL for
+ * duplicate keys or bytes that are not UTF-8 */
+json_t *json_build_line(const char *line, size_t n);
 
 /* ---- term.c: what a trace (or /proc, or a folder) says, made safe to show
  * (docs/robustness.md "Output").  Terminals: C0 controls (newline and tab
