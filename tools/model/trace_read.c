@@ -969,8 +969,11 @@ static int cmp_seen(const void *a, const void *b)
 }
 
 /* one line, as read_line judges it; false: the file gets no key */
+/* what take_meta reads of a start line, from the scan's picks */
+struct glance_start { bool seen; long long pid, ppid, forked_from, rank, wall, wall_ns; long argv_n; char *host; };
+
 static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, bool whole, long ord,
-                        long long *first_pid, json_t **start)
+                        long long *first_pid, struct glance_start *start)
 {
     struct json_scan sc;
     bool ok = json_scan_line_hash(line, n, &sc);
@@ -1013,11 +1016,12 @@ static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, b
         tl_add(t, sc.t, TL_WS, sc.workspace);
     else if ((is = EV("fallback")))
         tl_add(t, sc.t, TL_FB, sc.asked);
-    if (!*start && EV("start")) {
-        json_error_t err;
-        *start = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-        if (!json_is_object(*start))
-            return false;
+    if (!start->seen && EV("start")) {
+        if (sc.start_odd || sc.host_escaped)
+            return false; /* take_meta would read it otherwise: read the file whole */
+        *start = (struct glance_start){true, sc.pid, sc.ppid, sc.forked_from, sc.rank, sc.wall_time,
+                                       sc.wall_time_ns, sc.argv_n,
+                                       sc.host ? xasprintf("%.*s", (int)sc.host_len, sc.host) : xstrdup("?")};
     }
 #undef EV
     seen_keep(g, kind, (struct seen_line){ord, {sc.hash[0], sc.hash[1]}, sc.seq, sc.t, sc.has_seq});
@@ -1038,7 +1042,7 @@ static int glance_file(const char *path, struct trace *t, struct key *k)
     if (!g || !l.buf)
         exit(2);
     t->file = xstrdup(path);
-    json_t *start = NULL;
+    struct glance_start start = {0};
     long long first_pid = -1;
     long ord = 0;
     bool whole, keyed = true;
@@ -1063,7 +1067,7 @@ static int glance_file(const char *path, struct trace *t, struct key *k)
         for (int r = 0; r < ks->ring_n; r++)
             seen_add(g, ks->ring[(ks->ring_at + KEEP_LAST - ks->ring_n + r) % KEEP_LAST]);
     }
-    keyed = keyed && !l.err && t->st.events > 0 && json_array_size(json_object_get(start, "argv")) > 0;
+    keyed = keyed && !l.err && t->st.events > 0 && start.seen && start.argv_n > 0;
     if (keyed) {
         if (g->nk > 1)
             qsort(g->k, g->nk, sizeof *g->k, cmp_seen);
@@ -1086,13 +1090,15 @@ static int glance_file(const char *path, struct trace *t, struct key *k)
         }
         if (t->n_own_t > 1)
             qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
-        t->start = start; /* for take_meta; the events' own start replaces it */
-        take_meta(t, first_pid);
-        t->host_own = xstrdup(t->host);
+        /* take_meta's reading of the start line */
+        t->pid = start.pid >= 0 ? start.pid : first_pid;
+        t->ppid = start.ppid, t->forked_from = start.forked_from, t->rank = start.rank;
+        t->wall = (double)(start.wall > 0 ? start.wall : 0) + (double)(start.wall_ns > 0 ? start.wall_ns : 0) / 1e9;
+        t->parent = -1;
+        t->host_own = start.host, start.host = NULL;
         t->host = t->host_own;
-        t->start = NULL;
     }
-    json_decref(start);
+    free(start.host);
     free(g->k);
     free(g);
     if (l.err) {

@@ -253,10 +253,22 @@ static bool literal(struct sc *c, const char *word, size_t n)
     return true;
 }
 
-enum where { NOWHERE, TOP, MEM, ENV, ALGOS, ALGO };
+static bool key_is(const char *k, size_t n, const char *want) { return strlen(want) == n && memcmp(k, want, n) == 0; }
+
+enum where { NOWHERE, TOP, MEM, ENV, ALGOS, ALGO, ARGV };
+
+/* the start line's numbers: which field of out a top-level key fills */
+static long long *start_field(struct json_scan *o, const char *k, size_t n)
+{
+    return key_is(k, n, "ppid")          ? &o->ppid
+           : key_is(k, n, "forked_from")  ? &o->forked_from
+           : key_is(k, n, "rank")         ? &o->rank
+           : key_is(k, n, "wall_time")    ? &o->wall_time
+           : key_is(k, n, "wall_time_ns") ? &o->wall_time_ns
+                                          : NULL;
+}
 static bool value(struct sc *c, int depth, enum where w, const char *key, size_t klen);
 
-static bool key_is(const char *k, size_t n, const char *want) { return strlen(want) == n && memcmp(k, want, n) == 0; }
 
 static bool object(struct sc *c, int depth, enum where w)
 {
@@ -331,6 +343,8 @@ static bool array(struct sc *c, int depth, enum where w)
         return true;
     }
     for (;;) {
+        if (w == ARGV)
+            c->out->argv_n++;
         if (!value(c, depth, w == ALGOS ? ALGOS : NOWHERE, NULL, 0))
             return false;
         ws(c);
@@ -356,6 +370,8 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         return false;
     switch (*c->p) {
     case '{': {
+        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
+            o->start_odd = true;
         enum where in = w == TOP && key_is(key, klen, "mem")   ? MEM
                         : w == TOP && key_is(key, klen, "env") ? ENV
                         : w == ALGOS && !key                   ? ALGO
@@ -363,7 +379,14 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         return object(c, depth + 1, in);
     }
     case '[':
-        return array(c, depth + 1, w == TOP && key_is(key, klen, "algos") ? ALGOS : NOWHERE);
+        if (w == TOP && key_is(key, klen, "argv"))
+            o->argv_n = 0;
+        else if (w == TOP && start_field(o, key, klen))
+            o->start_odd = true;
+        return array(c, depth + 1,
+                     w == TOP && key_is(key, klen, "algos")  ? ALGOS
+                     : w == TOP && key_is(key, klen, "argv") ? ARGV
+                                                             : NOWHERE);
     case '"': {
         const char *s;
         size_t n;
@@ -372,6 +395,10 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         if (!string(c, &s, &n, &esc))
             return false;
         mix_text(c, 's', p0, (size_t)(c->p - p0));
+        if (w == TOP && key_is(key, klen, "host"))
+            o->host = s, o->host_len = n, o->host_escaped = esc;
+        else if (w == TOP && start_field(o, key, klen))
+            o->start_odd = true; /* jint reads a number written as a string: the whole start line says */
         if (w == TOP && key_is(key, klen, "ev")) {
             o->ev = s, o->ev_len = n, o->ev_escaped = esc;
             o->has_ev = true;
@@ -381,11 +408,15 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
     case 't':
         if (!literal(c, "true", 4))
             return false;
+        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
+            o->start_odd = true;
         mix_mark(c, 'T');
         if (w == TOP && key_is(key, klen, "truncated"))
             o->truncated = true;
         return true;
     case 'f':
+        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
+            o->start_odd = true;
         mix_mark(c, 'F');
         return literal(c, "false", 5);
     case 'n':
@@ -405,6 +436,11 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
                 o->algos_ws = ws_b;
         }
         if (w == TOP) {
+            long long *sf = start_field(o, key, klen);
+            if (sf)
+                *sf = is_int ? iv : (long long)real_of(p0, c->p, v);
+            if (key_is(key, klen, "host"))
+                o->start_odd = true;
             if (key_is(key, klen, "bytes"))
                 o->bytes = is_int ? iv : (long long)real_of(p0, c->p, v);
             else if (key_is(key, klen, "asked"))
@@ -434,7 +470,8 @@ static bool scan_line(const char *line, size_t n, struct json_scan *out, bool ha
     pthread_once(&once, init_stop);
     memset(out, 0, sizeof *out);
     out->seq = out->pid = out->mem_free = out->mem_total = out->workspace = out->bytes = out->asked = -1;
-    out->algos_ws = -1;
+    out->algos_ws = out->ppid = out->forked_from = out->rank = out->wall_time = out->wall_time_ns = -1;
+    out->argv_n = -1;
     struct sc c = {(const unsigned char *)line, (const unsigned char *)line + n, out, hash ? 0 : 1,
                    {0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull}};
     ws(&c);

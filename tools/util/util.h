@@ -58,6 +58,13 @@ struct json_scan {
     long long seq, pid, workspace, mem_free, mem_total; /* -1: absent */
     long long bytes, asked;          /* top-level integers, -1: absent */
     long long algos_ws;              /* the smallest positive `workspace` of the objects in `algos`, -1 */
+    /* what a start line says of the process (model/trace_read.c take_meta), -1 / NULL: absent or
+     * null; start_odd: one of them is of a type the picks do not read (a string for a number) */
+    long long ppid, forked_from, rank, wall_time, wall_time_ns;
+    const char *host;                /* into the line, host_len bytes, as written (host_escaped: with escapes) */
+    size_t host_len;
+    bool host_escaped, start_odd;
+    long argv_n;                     /* elements of the top-level `argv` array, -1: none */
     double t;
     /* the line's content but for the writing process's own ids and times
      * (top-level pid, tid, t, ppid, forked_from, host, rank, wall_time,
