@@ -6,9 +6,11 @@
  * not UTF-8 (paths are bytes), or come from another convguard version.  Every
  * line is judged alone: a bad one is counted and skipped, never fatal.
  *
- * A job's traces can be gigabytes: each file is read once, line by line, by
- * one of a few threads, and what is kept of it is bounded (below), so memory
- * follows the number of processes, not the size of their traces. */
+ * A job's traces can be gigabytes: each file is read line by line, by one of
+ * a few threads, and what is kept of it is bounded (below), so memory follows
+ * the number of processes, not the size of their traces; and processes alike
+ * but for their own ids and times share what is kept (below), so it follows
+ * the number of different ones. */
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
@@ -776,14 +778,17 @@ void trace_free(struct trace *t)
 /* ---- alike processes read as one (model.h, struct trace `share`)
  *
  * A job's ranks run one program: their traces differ in the process's own
- * ids and times and often in nothing else.  Each trace read is summed up in
- * a 128-bit key over its kept events (every field but the top-level pid,
- * tid, t, ppid, forked_from, host, rank and start time, a holder's pid that
- * is the process's own, env.RANK) and its read stats; a trace whose key an
- * earlier one of the same batch has drops its events and shares that one's.
- * What it keeps of its own is its struct (ids, read stats, end time) and the
- * `t` of each kept event, by seq.  A job of 100,000 alike processes then
- * holds one copy of their events, not 100,000. */
+ * ids and times and often in nothing else.  Each file is first glanced at
+ * (glance_file, below): scanned, not built, its key made of the content
+ * hashes of the lines it would keep (every field but the top-level pid,
+ * tid, t, ppid, forked_from, host, rank and start time, a nested pid that is
+ * the process's own, env.RANK: util/json_scan.c) and of its read counts.  A
+ * file whose key a file of the batch read whole has shares that one's
+ * events and arena and is never built; the others are read whole, and the
+ * first of each key is the one later ones find.  What a process keeps of
+ * its own is its struct (ids, read counts, end time, timeline) and the `t`
+ * of its kept events, by seq, when they differ from the shared ones'.  A
+ * job of 100,000 alike processes then holds one copy of their events. */
 struct key { uint64_t a, b; };
 
 static void mix(struct key *k, uint64_t x)
