@@ -72,26 +72,17 @@ static long long events_pid(struct trace *t)
     return own;
 }
 
-struct analysis *analyse(struct trace_set *s)
+/* each process diagnosed (shared events once) and summed up (alike ones from the first of them) */
+static void diagnose_all(struct analysis *a)
 {
-    struct analysis *a = calloc(1, sizeof *a);
-    if (!a)
-        exit(2);
-    a->s = s;
-    a->p = calloc(s->n ? s->n : 1, sizeof *a->p);
-    a->incons = json_array();
-    json_t *hosts = json_object();
-    for (size_t i = 0; i < s->n; i++)
-        json_object_set_new(hosts, s->t[i].host, json_true());
-    a->nhosts = (int)json_object_size(hosts);
-    json_decref(hosts);
-    struct leaders alike = {0}; /* the first of each set of shared events, summed up */
+    struct trace_set *s = a->s;
+    struct leaders alike = {0};
     struct procs *fails = calloc(s->n ? s->n : 1, sizeof *fails);
     if (!fails)
         exit(2);
     for (size_t i = 0; i < s->n; i++) {
         struct trace_share *sh = s->t[i].share;
-        if (!sh || !sh->diagnosed) { /* shared events: once */
+        if (!sh || !sh->diagnosed) {
             long long own = events_pid(&s->t[i]);
             diagnose_trace(&s->t[i]);
             s->t[i].pid = own;
@@ -108,7 +99,12 @@ struct analysis *analyse(struct trace_set *s)
         procs_free(&fails[i]);
     free(fails);
     free(alike.slot);
-    judge_outcomes(a); /* how each process ended, before the rules: their findings are placed against it */
+}
+
+/* each process's rules (alike ones: the first one's findings), placed against its end */
+static void rule_all(struct analysis *a)
+{
+    struct trace_set *s = a->s;
     struct leaders lead = {0};
     for (size_t i = 0; i < s->n; i++) {
         a->p[i].f_begin = (int)a->nf, a->p[i].f_extra = -1;
@@ -117,12 +113,31 @@ struct analysis *analyse(struct trace_set *s)
             long long own = events_pid(&s->t[i]);
             apply_rules(a, i);
             s->t[i].pid = own;
-        } else
+        } else {
             copy_findings(a, l, i);
+        }
         a->p[i].f_rules = (int)a->nf;
         outcome_findings(a, i);
     }
     free(lead.slot);
+}
+
+struct analysis *analyse(struct trace_set *s)
+{
+    struct analysis *a = calloc(1, sizeof *a);
+    if (!a)
+        exit(2);
+    a->s = s;
+    a->p = calloc(s->n ? s->n : 1, sizeof *a->p);
+    a->incons = json_array();
+    json_t *hosts = json_object();
+    for (size_t i = 0; i < s->n; i++)
+        json_object_set_new(hosts, s->t[i].host, json_true());
+    a->nhosts = (int)json_object_size(hosts);
+    json_decref(hosts);
+    diagnose_all(a);
+    judge_outcomes(a); /* how each process ended, before the rules: their findings are placed against it */
+    rule_all(a);
     outcome_run_findings(a);
     /* the event of an error a rule found is a failure too, listed or not */
     for (size_t i = 0; i < a->nf; i++) {

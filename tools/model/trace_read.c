@@ -503,6 +503,30 @@ static json_t *read_repeated(struct reading *r, const char *line, size_t n, stru
     return ev;
 }
 
+/* A line of a kind a rule reads, built: one kept to the end in the trace's
+ * arena, one that may be dropped again (past the first of its kind) on the
+ * heap.  NULL: what jansson refuses and the scan let pass (duplicate keys). */
+static json_t *build_kept(struct trace *t, struct reading *r, int kind, const char *line, size_t n)
+{
+    bool in_arena = kept_for_good(r, kind);
+    struct arena_mark mark = arena_mark(t->arena);
+    struct arena *was = in_arena ? arena_enter(t->arena) : NULL;
+    json_t *ev = json_build_line(line, n);
+    if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
+        json_decref(ev);
+        ev = NULL;
+    } else {
+        add_status_name(ev); /* here too: what they add lives with the event */
+        add_stem(ev);
+    }
+    if (in_arena) {
+        arena_enter(was);
+        if (!ev)
+            arena_rewind(t->arena, mark);
+    }
+    return ev;
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -525,27 +549,14 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         return;
     }
     int kind = name_index(sc.ev, sc.ev_len);
-    /* an event kept to the end is built in the trace's arena; one that may
-     * be dropped again (past the first of its kind) on the heap */
-    bool in_arena = kind >= 0 && !ev && kept_for_good(r, kind);
-    struct arena_mark mark = arena_mark(t->arena);
-    struct arena *was = in_arena ? arena_enter(t->arena) : NULL;
-    if (kind >= 0 && !ev) {
-        ev = json_build_line(line, n);
-        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
-            json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
-            if (in_arena)
-                arena_enter(was), arena_rewind(t->arena, mark);
-            bad_line(t, whole);
-            return;
-        }
+    if (kind >= 0 && !ev && !(ev = build_kept(t, r, kind, line, n))) {
+        bad_line(t, whole);
+        return;
     }
     if (ev) {
         add_status_name(ev);
         add_stem(ev);
     }
-    if (in_arena)
-        arena_enter(was);
     t->st.events++;
     if (*first_pid < 0)
         *first_pid = sc.pid;
@@ -1033,6 +1044,33 @@ static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, b
     return true;
 }
 
+/* the key of what a glance saw: its read counts and the kept lines' hashes
+ * in file order; the times of those lines are t's own */
+static void glance_key(struct trace *t, struct seen *g, struct key *k)
+{
+    if (g->nk > 1)
+        qsort(g->k, g->nk, sizeof *g->k, cmp_seen);
+    *k = (struct key){0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
+    const struct read_stats *rs = &t->st;
+    const long long nums[] = {rs->lines, rs->events, rs->bad_lines, rs->huge_lines, rs->cut_lines,
+                              rs->fixed_utf8, rs->last_line_cut, rs->long_lines, rs->nul_bytes, rs->last_seq,
+                              (long long)g->nk};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        mix(k, (uint64_t)nums[i]);
+    for (size_t i = 0; i < n_names; i++)
+        mix(k, (uint64_t)g->kind[i].elided);
+    t->own_t = malloc((g->nk ? g->nk : 1) * sizeof *t->own_t);
+    if (!t->own_t)
+        exit(2);
+    for (size_t i = 0; i < g->nk; i++) {
+        mix(k, g->k[i].h[0]), mix(k, g->k[i].h[1]);
+        if (g->k[i].has_seq)
+            t->own_t[t->n_own_t++] = (struct seq_t){g->k[i].seq, g->k[i].t};
+    }
+    if (t->n_own_t > 1)
+        qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+}
+
 static int glance_file(const char *path, struct trace *t, struct key *k)
 {
     memset(t, 0, sizeof *t);
@@ -1074,27 +1112,7 @@ static int glance_file(const char *path, struct trace *t, struct key *k)
     }
     keyed = keyed && !l.err && t->st.events > 0 && start.seen && start.argv_n > 0;
     if (keyed) {
-        if (g->nk > 1)
-            qsort(g->k, g->nk, sizeof *g->k, cmp_seen);
-        *k = (struct key){0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
-        const struct read_stats *rs = &t->st;
-        const long long nums[] = {rs->lines, rs->events, rs->bad_lines, rs->huge_lines, rs->cut_lines,
-                                  rs->fixed_utf8, rs->last_line_cut, rs->long_lines, rs->nul_bytes, rs->last_seq,
-                                  (long long)g->nk};
-        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-            mix(k, (uint64_t)nums[i]);
-        for (size_t i = 0; i < n_names; i++)
-            mix(k, (uint64_t)g->kind[i].elided);
-        t->own_t = malloc((g->nk ? g->nk : 1) * sizeof *t->own_t);
-        if (!t->own_t)
-            exit(2);
-        for (size_t i = 0; i < g->nk; i++) {
-            mix(k, g->k[i].h[0]), mix(k, g->k[i].h[1]);
-            if (g->k[i].has_seq)
-                t->own_t[t->n_own_t++] = (struct seq_t){g->k[i].seq, g->k[i].t};
-        }
-        if (t->n_own_t > 1)
-            qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+        glance_key(t, g, k);
         /* take_meta's reading of the start line */
         t->pid = start.pid >= 0 ? start.pid : first_pid;
         t->ppid = start.ppid, t->forked_from = start.forked_from, t->rank = start.rank;

@@ -209,6 +209,28 @@ static const char *signal_says(const char *sig)
     return "its name";
 }
 
+/* the event with this seq (a reference of its own), NULL */
+static json_t *event_of_seq(json_t *evs, long long seq)
+{
+    json_t *found = NULL;
+    for (size_t i = 0; i < json_array_size(evs); i++) {
+        json_t *e = json_array_get(evs, i);
+        if (jint(e, "seq", -2) == seq) {
+            /* the event itself, once: a trace with two lines of one seq (fuzz_reader's
+             * leak) took a second reference it never gave back */
+            json_decref(found);
+            return json_incref(e);
+        }
+        if (!found && jint(e, "seq", -2) < seq && jint(e, "repeated.last_seq", -1) >= seq) {
+            /* one the shim counted, not wrote (`repeated`): the same event with that seq */
+            found = json_deep_copy(e);
+            json_object_del(found, "repeated");
+            json_object_set_new(found, "seq", json_integer(seq));
+        }
+    }
+    return found;
+}
+
 bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     set_str(vars, "signal_says", signal_says(jstr(ev, "signal_name", "")));
@@ -247,22 +269,7 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                 last = -1;
         }
     }
-    json_t *evs = events_of(s, ti), *after = NULL;
-    for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
-        json_t *e = json_array_get(evs, i);
-        if (jint(e, "seq", -2) == last) {
-            /* the event itself, once: a trace with two lines of one seq (fuzz_reader's
-             * leak) took a second reference it never gave back */
-            json_decref(after);
-            after = json_incref(e);
-            break;
-        } else if (!after && jint(e, "seq", -2) < last && jint(e, "repeated.last_seq", -1) >= last) {
-            /* one the shim counted, not wrote (`repeated`): the same event with that seq */
-            after = json_deep_copy(e);
-            json_object_del(after, "repeated");
-            json_object_set_new(after, "seq", json_integer(last));
-        }
-    }
+    json_t *after = last >= 0 ? event_of_seq(events_of(s, ti), last) : NULL;
     if (after) {
         char *d = describe_event(after);
         set_own(vars, "after_note", xasprintf(", after the failure %s", d));

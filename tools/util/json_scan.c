@@ -363,15 +363,57 @@ static bool array(struct sc *c, int depth, enum where w)
 }
 
 /* A value; `w` and `key` say where it sits, so the wanted fields are kept. */
+/* a start line's field of a type take_meta reads in its own way (jint parses a
+ * number written as a string): the glance leaves that line to jansson */
+static void odd_type(struct json_scan *o, const char *key, size_t klen, unsigned char ch)
+{
+    bool number = ch == '-' || (ch >= '0' && ch <= '9');
+    if ((start_field(o, key, klen) && !number && ch != 'n') || (key_is(key, klen, "host") && ch != '"' && ch != 'n'))
+        o->start_odd = true;
+}
+
+/* the picks among numbers: [p0, end) at `key` of `w` */
+static void pick_number(struct json_scan *o, enum where w, const char *key, size_t klen, const unsigned char *p0,
+                        const unsigned char *end, double v, long long iv, bool is_int)
+{
+    long long n = is_int ? iv : (long long)real_of(p0, end, v);
+    if (w == ALGO && key_is(key, klen, "workspace") && n > 0 && (o->algos_ws < 0 || n < o->algos_ws))
+        o->algos_ws = n;
+    if (w == MEM) {
+        if (key_is(key, klen, "free"))
+            o->mem_free = n;
+        else if (key_is(key, klen, "total"))
+            o->mem_total = n;
+    }
+    if (w != TOP)
+        return;
+    long long *sf = start_field(o, key, klen);
+    if (sf)
+        *sf = n;
+    else if (key_is(key, klen, "bytes"))
+        o->bytes = n;
+    else if (key_is(key, klen, "asked"))
+        o->asked = n;
+    else if (key_is(key, klen, "seq"))
+        o->seq = n, o->has_seq = true;
+    else if (key_is(key, klen, "t"))
+        o->t = is_int ? (double)iv : real_of(p0, end, v);
+    else if (key_is(key, klen, "pid"))
+        o->pid = n;
+    else if (key_is(key, klen, "workspace"))
+        o->workspace = n;
+}
+
+/* A value; `w` and `key` say where it sits, so the wanted fields are kept. */
 static bool value(struct sc *c, int depth, enum where w, const char *key, size_t klen)
 {
     struct json_scan *o = c->out;
     if (c->p >= c->e)
         return false;
+    if (w == TOP)
+        odd_type(o, key, klen, *c->p);
     switch (*c->p) {
     case '{': {
-        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
-            o->start_odd = true;
         enum where in = w == TOP && key_is(key, klen, "mem")   ? MEM
                         : w == TOP && key_is(key, klen, "env") ? ENV
                         : w == ALGOS && !key                   ? ALGO
@@ -381,8 +423,6 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
     case '[':
         if (w == TOP && key_is(key, klen, "argv"))
             o->argv_n = 0;
-        else if (w == TOP && start_field(o, key, klen))
-            o->start_odd = true;
         return array(c, depth + 1,
                      w == TOP && key_is(key, klen, "algos")  ? ALGOS
                      : w == TOP && key_is(key, klen, "argv") ? ARGV
@@ -397,26 +437,16 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         mix_text(c, 's', p0, (size_t)(c->p - p0));
         if (w == TOP && key_is(key, klen, "host"))
             o->host = s, o->host_len = n, o->host_escaped = esc;
-        else if (w == TOP && start_field(o, key, klen))
-            o->start_odd = true; /* jint reads a number written as a string: the whole start line says */
-        if (w == TOP && key_is(key, klen, "ev")) {
-            o->ev = s, o->ev_len = n, o->ev_escaped = esc;
-            o->has_ev = true;
-        }
+        if (w == TOP && key_is(key, klen, "ev"))
+            o->ev = s, o->ev_len = n, o->ev_escaped = esc, o->has_ev = true;
         return true;
     }
     case 't':
-        if (!literal(c, "true", 4))
-            return false;
-        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
-            o->start_odd = true;
         mix_mark(c, 'T');
         if (w == TOP && key_is(key, klen, "truncated"))
             o->truncated = true;
-        return true;
+        return literal(c, "true", 4);
     case 'f':
-        if (w == TOP && (start_field(o, key, klen) || key_is(key, klen, "host")))
-            o->start_odd = true;
         mix_mark(c, 'F');
         return literal(c, "false", 5);
     case 'n':
@@ -430,35 +460,7 @@ static bool value(struct sc *c, int depth, enum where w, const char *key, size_t
         if (!number(c, &v, &iv, &is_int))
             return false;
         mix_text(c, 'n', p0, (size_t)(c->p - p0));
-        if (w == ALGO && key_is(key, klen, "workspace")) {
-            long long ws_b = is_int ? iv : (long long)real_of(p0, c->p, v);
-            if (ws_b > 0 && (o->algos_ws < 0 || ws_b < o->algos_ws))
-                o->algos_ws = ws_b;
-        }
-        if (w == TOP) {
-            long long *sf = start_field(o, key, klen);
-            if (sf)
-                *sf = is_int ? iv : (long long)real_of(p0, c->p, v);
-            if (key_is(key, klen, "host"))
-                o->start_odd = true;
-            if (key_is(key, klen, "bytes"))
-                o->bytes = is_int ? iv : (long long)real_of(p0, c->p, v);
-            else if (key_is(key, klen, "asked"))
-                o->asked = is_int ? iv : (long long)real_of(p0, c->p, v);
-            else if (key_is(key, klen, "seq"))
-                o->seq = is_int ? iv : (long long)real_of(p0, c->p, v), o->has_seq = true;
-            else if (key_is(key, klen, "t"))
-                o->t = is_int ? (double)iv : real_of(p0, c->p, v);
-            else if (key_is(key, klen, "pid"))
-                o->pid = is_int ? iv : (long long)real_of(p0, c->p, v);
-            else if (key_is(key, klen, "workspace"))
-                o->workspace = is_int ? iv : (long long)real_of(p0, c->p, v);
-        } else if (w == MEM) {
-            if (key_is(key, klen, "free"))
-                o->mem_free = is_int ? iv : (long long)real_of(p0, c->p, v);
-            else if (key_is(key, klen, "total"))
-                o->mem_total = is_int ? iv : (long long)real_of(p0, c->p, v);
-        }
+        pick_number(o, w, key, klen, p0, c->p, v, iv, is_int);
         return true;
     }
     }
