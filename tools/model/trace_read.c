@@ -870,8 +870,9 @@ static struct seq_t *times_of(const struct trace *t, size_t *n)
     return v;
 }
 
-/* ex's events shared from now on (under the batch's lock) */
-static struct trace_share *share_of(struct trace *ex)
+/* ex's events shared from now on, one more time (under the batch's lock: the
+ * references are taken there too, jansson's check of a count is no atomic read) */
+static struct trace_share *share_of(struct trace *ex, json_t **events, json_t **elided)
 {
     if (!ex->share) {
         ex->share = calloc(1, sizeof *ex->share);
@@ -882,6 +883,9 @@ static struct trace_share *share_of(struct trace *ex)
         ex->arena = NULL;
     }
     ex->share->refs++;
+    *events = json_incref(ex->events);
+    if (elided)
+        *elided = json_incref(ex->elided);
     return ex->share;
 }
 
@@ -896,7 +900,7 @@ static void drop_same_times(struct trace *t)
 }
 
 /* t, read whole, alike to ex: its events dropped, ex's shared */
-static void become_twin(struct trace *t, struct trace *ex, struct trace_share *sh)
+static void become_twin(struct trace *t, struct trace *ex, struct trace_share *sh, json_t *events)
 {
     t->own_t = times_of(t, &t->n_own_t);
     t->host_own = xstrdup(t->host); /* it pointed into its own start event */
@@ -904,7 +908,7 @@ static void become_twin(struct trace *t, struct trace *ex, struct trace_share *s
     json_decref(t->events);
     arena_free(t->arena);
     t->arena = NULL;
-    t->events = json_incref(ex->events);
+    t->events = events;
     t->start = ex->start, t->exit = ex->exit;
     t->share = sh; /* its timeline stays its own: its times */
     drop_same_times(t);
@@ -924,10 +928,11 @@ static void join_twins(struct twins *tw, struct trace *t, struct key k)
         return;
     pthread_mutex_lock(&tw->lock);
     struct trace *ex = twins_find_or_add(tw, k, t);
-    struct trace_share *sh = ex != t ? share_of(ex) : NULL;
+    json_t *events = NULL;
+    struct trace_share *sh = ex != t ? share_of(ex, &events, NULL) : NULL;
     pthread_mutex_unlock(&tw->lock);
     if (sh) /* ex is read whole and no longer changes */
-        become_twin(t, ex, sh);
+        become_twin(t, ex, sh, events);
 }
 
 /* ---- a first look at a file, without building its events
@@ -1142,7 +1147,8 @@ static bool twin_from_glance(struct twins *tw, struct trace *t, struct key k)
             ex = tw->slot[j].t;
             break;
         }
-    struct trace_share *sh = ex ? share_of(ex) : NULL;
+    json_t *events = NULL, *elided = NULL;
+    struct trace_share *sh = ex ? share_of(ex, &events, &elided) : NULL;
     pthread_mutex_unlock(&tw->lock);
     if (!sh)
         return false;
@@ -1150,9 +1156,9 @@ static bool twin_from_glance(struct twins *tw, struct trace *t, struct key k)
     double last_t = t->st.last_t;
     t->st = ex->st;
     t->st.last_t = last_t;
-    t->events = json_incref(ex->events);
+    t->events = events;
     t->start = ex->start, t->exit = ex->exit;
-    t->elided = json_incref(ex->elided);
+    t->elided = elided;
     t->share = sh;
     drop_same_times(t);
     return true;
