@@ -36,6 +36,10 @@ $(BUILD)/report/pty_run: tests/report/pty_run.c | $(BUILD)/report
 $(BUILD)/report/stderr_probe: tests/report/stderr_probe.c | $(BUILD)/report
 	$(CC) $(CFLAGS) -o $@ $< -ldl
 TEST_DEPS += $(BUILD)/report/pty_run $(BUILD)/report/stderr_probe
+# the trace sets of bench/report_scale.sh and tests/report/t_report_memory.sh, written fast
+$(BUILD)/report/gen_set: tests/report/gen_set.c | $(BUILD)/report
+	$(CC) $(CFLAGS) -o $@ $<
+TEST_DEPS += $(BUILD)/report/gen_set
 
 # `make accuracy`: the report on the corpus of real-world failures (tests/report/corpus/)
 .PHONY: accuracy

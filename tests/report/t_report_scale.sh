@@ -1,8 +1,8 @@
 # t_report_scale.sh - `convguard report` on a job's worth of ranks, made from a
 # real JAX trace by gen_ranks.py: processes that share a finding told once with
 # a compact list, the odd one told apart, the first failure named and what the
-# others' failures look like next to it; bounded memory on a 2 GB set; bad
-# input at scale (cut lines, files that are not JSON, empty files, 10,000 files).
+# others' failures look like next to it; bad input at scale (cut lines, files
+# that are not JSON, empty files, 10,000 files).  Memory: t_report_memory.sh.
 source "$(dirname "$0")/../lib.sh"
 CG=$BUILD_DIR/convguard
 GEN=$ROOT/tests/report/gen_ranks.py
@@ -160,23 +160,5 @@ check "10,000 files --html: written, the processes folded" \
 check "10,000 files --html: under 8 MB" test "$(stat -c %s "$WORK/bad.html")" -lt 8000000
 rm -rf "$B"
 
-# ---- bounded memory: a 2 GB set (1000 ranks, 2 MB each); the limit is the
-# goal's (150 MB); the speed goal is bench/report_scale.sh's
-free_mb=$(df -Pm "$WORK" | awk 'NR==2{print $4}')
-if [ "${free_mb:-0}" -lt 5120 ]; then
-    echo "  skip t_report_scale: 2 GB set: only ${free_mb} MB free in $WORK (needs 5 GB)"
-else
-    G=$WORK/big
-    LIM=150
-    [ -z "${CG_SANITIZED:-}" ] || LIM=400 # ASan's shadow and redzones: bounded still, not the goal's number
-    gen "$G" --ranks 1000 --hosts 126 --size 2000000
-    size=$(du -sm "$G" | cut -f1)
-    out=$(peak_mb "$WORK/bigout" timeout 900 "$CG" report "$G")
-    check "2 GB set ($size MB): read, 1 problem for the 1000 ranks (exit ${out% *})" \
-        bash -c "test ${out% *} = 1 && grep -q '^convguard report: 1000 processes on 126 hosts: 1 problem' '$WORK/bigout'"
-    check "2 GB set: peak memory ${out#* } MB, under $LIM MB" test "${out#* }" -lt $LIM
-    out=$(peak_mb "$WORK/bigj" timeout 900 "$CG" report --json "$G")
-    check "2 GB set --json: peak memory ${out#* } MB, under $LIM MB" test "${out#* }" -lt $LIM
-    rm -rf "$G"
-fi
+# ---- bounded memory (10,000 and 100,000 processes, a 2 GB set): tests/report/t_report_memory.sh
 finish

@@ -21,6 +21,7 @@ struct finding {
     char *went_on;  /* the evidence that the library went on working after it, NULL */
     int tier;       /* 0 what the process died of, 1 a failure before it never recovered from, 2 context */
     double dist;    /* seconds between its event and the process's end (0: the final line) */
+    bool borrowed;  /* its texts are another finding's: an alike process's (analyse.c) */
 };
 
 /* What happened to a process (outcome.c): how it ended, and the final error
@@ -61,6 +62,7 @@ struct proc_sum {
     char *incomplete; /* what its trace lacks ("the trace of pid 77 is incomplete: ..."), NULL: whole */
     struct outcome out;
     int f_begin, f_end; /* its findings: a->f[f_begin..f_end) */
+    int f_rules;        /* the end of those the rules found (outcome.c's come after) */
     int f_extra;        /* and a run-level one told on it (outcome_run_findings), -1 */
 };
 
@@ -186,7 +188,9 @@ struct finding *finding_new(struct analysis *a); /* appended to a->f, zeroed */
 void apply_rules(struct analysis *a, size_t ti);
 
 /* ---- procs.c: a->p[ti] filled; the texts of a process's libraries */
-void summarise(struct analysis *a, size_t ti);
+void summarise(struct analysis *a, size_t ti, struct procs *fails); /* fails: its failure events' indexes, or NULL */
+/* ti alike to `like` (the same events, model.h): its sum, its own name and first failure by its clock */
+void summarise_alike(struct analysis *a, size_t ti, size_t like, const struct procs *fails);
 char *lib_summary(struct proc_sum *p);
 char *lib_short(struct proc_sum *p);
 

@@ -113,6 +113,9 @@ static void add_inconsistency(struct analysis *a, const char *what, struct cvalu
     free(text);
 }
 
+/* Each process's value, grouped; who has each is made into labels only when
+ * values differ (a job of 100,000 alike processes held a label string and a
+ * set entry per process and value here, for nothing). */
 static void compare(struct analysis *a, const char *what, key_fn key)
 {
     json_t *index = json_object(); /* value -> position in vals */
@@ -130,17 +133,30 @@ static void compare(struct analysis *a, const char *what, key_fn key)
                 if (!vals)
                     exit(2);
                 c = &vals[nv];
-                *c = (struct cvalue){xstrdup(v), json_array(), json_object(), {0}};
+                *c = (struct cvalue){xstrdup(v), NULL, NULL, {0}};
                 json_object_set_new(index, v, json_integer((json_int_t)nv++));
             }
-            if (!json_object_get(c->seen, who)) {
-                json_object_set_new(c->seen, who, json_true());
-                json_array_append_new(c->labels, json_string(who));
-                procs_add(&c->p, i);
-            }
+            procs_add(&c->p, i);
         }
         free(v);
         free(who);
+    }
+    for (size_t k = 0; nv >= 2 && k < nv; k++) { /* who has it, each once */
+        struct cvalue *c = &vals[k];
+        struct procs all = c->p;
+        c->p = (struct procs){0};
+        c->labels = json_array(), c->seen = json_object();
+        for (size_t j = 0; j < all.n; j++) {
+            char *who = NULL, *v = key(a, all.i[j], &who);
+            if (!json_object_get(c->seen, who)) {
+                json_object_set_new(c->seen, who, json_true());
+                json_array_append_new(c->labels, json_string(who));
+                procs_add(&c->p, all.i[j]);
+            }
+            free(v);
+            free(who);
+        }
+        procs_free(&all);
     }
     if (nv >= 2)
         add_inconsistency(a, what, vals, nv);

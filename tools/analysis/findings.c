@@ -59,12 +59,48 @@ static void add_finding(struct analysis *a, const struct rule *r, size_t ti, jso
     }
 }
 
+/* the kinds each rule's pattern can match (model/event.c pattern_kinds):
+ * a rule tries only the events of those kinds, not every event of the
+ * process (81 rules times every event was most of the rules' time) */
+static struct kind_set *rule_kinds;
+static bool *rule_indexed;
+
+static void index_rules(void)
+{
+    if (rule_kinds)
+        return;
+    rule_kinds = calloc(n_rules ? n_rules : 1, sizeof *rule_kinds);
+    rule_indexed = calloc(n_rules ? n_rules : 1, sizeof *rule_indexed);
+    if (!rule_kinds || !rule_indexed)
+        exit(2);
+    for (size_t r = 0; r < n_rules; r++)
+        rule_indexed[r] = pattern_kinds(rules[r].pattern, &rule_kinds[r]);
+}
+
+static int *event_kinds(struct trace *t, int *kind, size_t *n)
+{
+    *n = json_array_size(t->events);
+    kind = realloc(kind, (*n ? *n : 1) * sizeof *kind);
+    if (!kind)
+        exit(2);
+    for (size_t i = 0; i < *n; i++) {
+        const char *name = jstr(json_array_get(t->events, i), "ev", NULL);
+        kind[i] = name ? trace_kind(name, strlen(name)) : -1;
+    }
+    return kind;
+}
+
 void apply_rules(struct analysis *a, size_t ti)
 {
     struct trace *t = &a->s->t[ti];
+    index_rules();
+    size_t nev = 0;
+    int *kind = NULL;
     json_t *taken = json_object();
     for (size_t r = 0; r < n_rules; r++) {
         const struct rule *ru = &rules[r];
+        if (!kind || nev != json_array_size(t->events)) /* the kind of each event, again if events came */
+            kind = event_kinds(t, kind, &nev);
         if (group_taken(taken, ru->group, strcspn(ru->group, ",")))
             continue;
         json_t *vars = NULL, *first = NULL;
@@ -74,8 +110,10 @@ void apply_rules(struct analysis *a, size_t ti)
             if (ru->match(a->s, ti, NULL, vars))
                 count = 1;
         } else {
-            for (size_t i = 0; i < json_array_size(t->events); i++) {
+            for (size_t i = 0; i < nev; i++) {
                 json_t *ev = json_array_get(t->events, i);
+                if (rule_indexed[r] && !kind_in(&rule_kinds[r], kind[i]))
+                    continue;
                 if (!rule_pattern_match(ru->pattern, ev, t->events))
                     continue;
                 json_t *v = json_object();
@@ -99,4 +137,5 @@ void apply_rules(struct analysis *a, size_t ti)
         }
     }
     json_decref(taken);
+    free(kind);
 }

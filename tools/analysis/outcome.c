@@ -653,7 +653,7 @@ static void place(struct analysis *a, size_t i, struct finding *f)
     f->went_on = NULL;
     double end = t->t_last;
     f->dist = !f->ev || is(f->ev, "output") ? (f->ev ? 0 : end - (a->p[i].fail_t >= 0 ? a->p[i].fail_t : 0))
-                                            : end - jnum(f->ev, "t", 0);
+                                            : end - trace_event_t(t, f->ev);
     if (f->dist < 0)
         f->dist = 0;
     f->went_on = error ? went_on(t, f->ev, o->kind == OC_OK || o->run_ok, o->line) : NULL; /* before all: not what it died of */

@@ -88,7 +88,7 @@ static void name_process(struct analysis *a, struct trace *t, struct proc_sum *p
     p->prog = b.len ? sb_take(&b) : xstrdup(base_name(jstr(t->start, "exe", "?")));
 }
 
-void summarise(struct analysis *a, size_t ti)
+void summarise(struct analysis *a, size_t ti, struct procs *fails)
 {
     struct trace *t = &a->s->t[ti];
     struct proc_sum *p = &a->p[ti];
@@ -98,8 +98,10 @@ void summarise(struct analysis *a, size_t ti)
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
         if (is_failure_event(t, i)) {
+            if (fails)
+                procs_add(fails, i);
             p->nfail += (int)jint(e, "repeated.count", 1); /* the shim's `repeated`: that many */
-            double tt = jnum(e, "t", 0);
+            double tt = trace_event_t(t, e);
             if (p->fail_t < 0 || tt < p->fail_t) /* threads write slightly out of order */
                 p->fail_t = tt, p->fail_ev = e;
         }
@@ -110,6 +112,22 @@ void summarise(struct analysis *a, size_t ti)
     if (p->driver_ver < 0)
         for (size_t i = 0; i < json_array_size(t->events); i++)
             p->driver_ver = jint(json_array_get(t->events, i), "driver_version", p->driver_ver);
+    name_process(a, t, p);
+}
+
+void summarise_alike(struct analysis *a, size_t ti, size_t like, const struct procs *fails)
+{
+    struct trace *t = &a->s->t[ti];
+    struct proc_sum *p = &a->p[ti], *q = &a->p[like];
+    *p = *q;
+    p->cudnn_mix = q->cudnn_mix ? xstrdup(q->cudnn_mix) : NULL;
+    p->fail_t = -1, p->fail_ev = NULL;
+    for (size_t k = 0; k < fails->n; k++) { /* the first by its own clock, as summarise takes it */
+        json_t *e = json_array_get(t->events, fails->i[k]);
+        double tt = trace_event_t(t, e);
+        if (p->fail_t < 0 || tt < p->fail_t)
+            p->fail_t = tt, p->fail_ev = e;
+    }
     name_process(a, t, p);
 }
 

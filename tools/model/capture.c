@@ -218,6 +218,9 @@ static void captures_in_dir(struct captures *cs, const char *dir, int depth)
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
+        /* the folder says which entries are plain files: no stat for a trace (100,000 of them) */
+        if (e->d_type == DT_REG && !ends_with(e->d_name, ".stderr"))
+            continue;
         char *p = xasprintf("%s/%s", dir, e->d_name);
         struct stat st;
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4)
@@ -714,6 +717,7 @@ static void attach_one(struct trace *t, struct capture *c, struct section *sec)
 {
     json_t *evs = section_events(c, sec);
     tail_exception(c, sec, json_array_get(evs, 0));
+    trace_unshare(t); /* its output is its own: the events of alike processes are not changed */
     for (size_t i = 0; i < json_array_size(evs); i++)
         json_array_append(t->events, json_array_get(evs, i)); /* shared: nobody changes events */
 }

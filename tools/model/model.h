@@ -10,6 +10,18 @@
 
 #include "util/util.h"
 
+/* ---- arena.c: the memory of a trace's kept events (jansson allocates from
+ * the arena its thread entered; everything else is malloc's) */
+struct arena;
+struct chunk;
+struct arena_mark { struct chunk *chunk; char *at; size_t bytes; };
+struct arena *arena_new(void);
+struct arena *arena_enter(struct arena *a);  /* NULL: malloc again; returns the one it left */
+struct arena_mark arena_mark(const struct arena *a);
+void arena_rewind(struct arena *a, struct arena_mark m); /* what was built since the mark: gone */
+size_t arena_bytes(const struct arena *a);
+void arena_free(struct arena *a);
+
 /* ---- trace_read.c: one trace file = one process image */
 struct read_stats {
     long lines;          /* newline-terminated lines plus a last unterminated one */
@@ -48,6 +60,7 @@ struct tl_point { float t; unsigned char kind; long long v; };
 struct trace {
     char *file;
     json_t *events;       /* the kept events, in file order (owned) */
+    struct arena *arena;  /* where most of them live (arena.c) */
     json_t *start, *exit; /* borrowed from events; NULL when absent */
     struct read_stats st;
     long long pid, ppid, forked_from, rank; /* -1: unknown */
@@ -57,11 +70,40 @@ struct trace {
     bool execd;           /* no exit line, but a later file of the same pid and host: it exec'd */
     double t_last;        /* the largest `t` of any event: when the trace ends */
     json_t *elided;       /* {event name: events not kept}, NULL when none */
-    struct tl_point *tl;  /* the timeline: at most TL_MAX points, evenly thinned */
-    int ntl, tl_stride;
+    struct tl_point *tl;  /* the timeline: at most TL_MAX (256) points, evenly thinned */
+    int ntl, tl_cap, tl_stride;
     long tl_seen;
     long long tl_top;     /* the largest value on it, or mem.total */
+    /* rules/fw.c's frameworks_of, kept: asked for by many rules of each
+     * process, it reads every event; valid while the events are fw_events */
+    unsigned fw;
+    size_t fw_events;
+    bool fw_known;
+    /* Alike processes (the ranks of a job) are read as one: a trace whose
+     * kept events equal an earlier one's but for the process's own ids and
+     * times (pid, tid, host, rank, start time, t) shares that trace's events
+     * and their arena (`share`, counted) and keeps of its own only what
+     * differs: the fields above, its read stats and timeline, and the `t` of
+     * its events (own_t, by seq).  NULL: the trace is alone. */
+    struct trace_share *share;
+    struct seq_t *own_t;  /* sorted by seq */
+    size_t n_own_t;
+    char *host_own;       /* host when its start event is another's */
 };
+
+struct seq_t { long long seq; double t; };
+struct trace_share {
+    int refs;
+    struct arena *arena;
+    bool diagnosed;       /* analysis/diagnose.c ran on the shared events */
+    long long pid;        /* the pid the shared events were written by (its holders' "self") */
+    struct seq_t *base_t; /* their times, by seq: a process with the same keeps no own_t */
+    size_t n_base_t;
+};
+/* `t` of event e of trace t: its own when its events are shared */
+double trace_event_t(const struct trace *t, json_t *e);
+/* the trace's events its own again (a copy, its own times), before it is changed alone */
+void trace_unshare(struct trace *t);
 
 /* the reader marks a failed dlopen that a later load resolved (load_resolved) */
 #define RESOLVED_KEY "_convguard_resolved"
@@ -71,6 +113,10 @@ struct trace_set {
     size_t n, cap;
     json_t *unreadable;   /* [{path, error}] */
     struct id_set seen;   /* folders and files read: each once, whatever links lead to it */
+    /* rules/runtime.c m_never_used's answer for the set, asked of every process:
+     * the one process it may name (-1: none), once known */
+    long never_used_who;
+    bool never_used_known;
 };
 
 /* The kinds of event kept besides start, exit and lib: those a pattern
@@ -78,6 +124,10 @@ struct trace_set {
  * (rules_keep_events, rules/table.c) before the first file is read; not
  * thread-safe. */
 void trace_keep_pattern(const char *pattern);
+/* the index of a kept kind (start, exit, lib, then the patterns' names, in
+ * the order they came), -1 for a kind no pattern names; below TRACE_KINDS */
+#define TRACE_KINDS 96
+int trace_kind(const char *name, size_t len);
 int trace_read_file(const char *path, struct trace *out); /* 0, or -1 with errno */
 void trace_free(struct trace *t);
 /* file or directory (read a few levels down); the files are read in parallel
@@ -101,6 +151,14 @@ int trace_set_keep_latest_run(struct trace_set *s, struct run_choice *rc);
 
 /* ---- event.c */
 bool pattern_match(const char *pattern, json_t *ev);       /* "ev[:cond,...]|ev2", see rules.def */
+/* the kinds (trace_kind) of the events a pattern can match, as bits; false
+ * when one of its names is no kept kind (then every event must be tried) */
+struct kind_set { unsigned long long bits[(TRACE_KINDS + 63) / 64]; };
+bool pattern_kinds(const char *pattern, struct kind_set *ks);
+static inline bool kind_in(const struct kind_set *ks, int kind)
+{
+    return kind >= 0 && (ks->bits[kind / 64] >> (kind % 64) & 1);
+}
 /* with conjunctions: `clause&clause&!clause`, the others over all events */
 bool rule_pattern_match(const char *pattern, json_t *ev, json_t *events);
 bool load_resolved(struct trace *t, size_t i);             /* dlopen failure later resolved */

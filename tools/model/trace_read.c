@@ -6,12 +6,15 @@
  * not UTF-8 (paths are bytes), or come from another convguard version.  Every
  * line is judged alone: a bad one is counted and skipped, never fatal.
  *
- * A job's traces can be gigabytes: each file is read once, line by line, by
- * one of a few threads, and what is kept of it is bounded (below), so memory
- * follows the number of processes, not the size of their traces. */
+ * A job's traces can be gigabytes: each file is read line by line, by one of
+ * a few threads, and what is kept of it is bounded (below), so memory follows
+ * the number of processes, not the size of their traces; and processes alike
+ * but for their own ids and times share what is kept (below), so it follows
+ * the number of different ones. */
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -104,7 +107,7 @@ static void add_stem(json_t *ev)
 #define KEEP_FIRST 64
 #define KEEP_FIRST_LIB 1024 /* lib and dlopen: a process maps a bounded number of CUDA libraries */
 #define KEEP_LAST 16
-#define MAX_NAMES 96
+#define MAX_NAMES TRACE_KINDS
 
 static char names[MAX_NAMES][48];
 static size_t n_names;
@@ -154,6 +157,8 @@ static int name_index(const char *n, size_t len)
     return -1;
 }
 
+int trace_kind(const char *name, size_t len) { return name_index(name, len); }
+
 struct kept { long ord; json_t *ev; };
 struct kind_state {
     int first;                  /* kept from the start */
@@ -175,12 +180,21 @@ struct reading {
     long long folded;           /* seqs the shim's `repeated` events account for: no lost lines */
 };
 
+/* how many of a kind are kept from the start */
+static int kind_cap(int kind)
+{
+    return strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
+           : strcmp(names[kind], "start") == 0                                  ? 1
+                                                                                : KEEP_FIRST;
+}
+
+/* the next event of this kind is kept to the end (it goes in the trace's arena) */
+static bool kept_for_good(struct reading *r, int kind) { return r->kind[kind].first < kind_cap(kind); }
+
 static void keep(struct reading *r, int kind, long ord, json_t *ev)
 {
     struct kind_state *ks = &r->kind[kind];
-    int cap = strcmp(names[kind], "lib") == 0 || strcmp(names[kind], "dlopen") == 0 ? KEEP_FIRST_LIB
-              : strcmp(names[kind], "start") == 0                                  ? 1
-                                                                                   : KEEP_FIRST;
+    int cap = kind_cap(kind);
     if (ks->first < cap) {
         ks->first++;
         if (r->nk == r->capk) {
@@ -265,8 +279,9 @@ static void tl_add(struct trace *t, double tt, enum tl_kind kind, long long v)
         t->ntl = TL_MAX / 2;
         t->tl_stride *= 2;
     }
-    if (!t->tl) {
-        t->tl = malloc(TL_MAX * sizeof *t->tl);
+    if (t->ntl == t->tl_cap) { /* grown as points come: most processes have few */
+        t->tl_cap = t->tl_cap ? 2 * t->tl_cap : 8;
+        t->tl = realloc(t->tl, (size_t)t->tl_cap * sizeof *t->tl);
         if (!t->tl)
             exit(2);
     }
@@ -488,6 +503,30 @@ static json_t *read_repeated(struct reading *r, const char *line, size_t n, stru
     return ev;
 }
 
+/* A line of a kind a rule reads, built: one kept to the end in the trace's
+ * arena, one that may be dropped again (past the first of its kind) on the
+ * heap.  NULL: what jansson refuses and the scan let pass (duplicate keys). */
+static json_t *build_kept(struct trace *t, struct reading *r, int kind, const char *line, size_t n)
+{
+    bool in_arena = kept_for_good(r, kind);
+    struct arena_mark mark = arena_mark(t->arena);
+    struct arena *was = in_arena ? arena_enter(t->arena) : NULL;
+    json_t *ev = json_build_line(line, n);
+    if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
+        json_decref(ev);
+        ev = NULL;
+    } else {
+        add_status_name(ev); /* here too: what they add lives with the event */
+        add_stem(ev);
+    }
+    if (in_arena) {
+        arena_enter(was);
+        if (!ev)
+            arena_rewind(t->arena, mark);
+    }
+    return ev;
+}
+
 /* One line (NUL-terminated, without its newline): counted, judged, kept or dropped. */
 static void read_line(struct trace *t, struct reading *r, char *line, size_t n, bool whole, long ord,
                       long long *first_pid)
@@ -510,14 +549,13 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
         return;
     }
     int kind = name_index(sc.ev, sc.ev_len);
-    if (kind >= 0 && !ev) {
-        json_error_t err;
-        ev = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-        if (!json_is_object(ev) || !json_is_string(json_object_get(ev, "ev"))) {
-            json_decref(ev); /* what jansson refuses and the scan let pass: duplicate keys */
-            bad_line(t, whole);
-            return;
-        }
+    if (kind >= 0 && !ev && !(ev = build_kept(t, r, kind, line, n))) {
+        bad_line(t, whole);
+        return;
+    }
+    if (ev) {
+        add_status_name(ev);
+        add_stem(ev);
     }
     t->st.events++;
     if (*first_pid < 0)
@@ -537,8 +575,6 @@ static void read_line(struct trace *t, struct reading *r, char *line, size_t n, 
             tl_add(t, sc.t, TL_WS, sc.workspace);
         return;
     }
-    add_status_name(ev);
-    add_stem(ev);
     const char *name = jstr(ev, "ev", "");
     tl_request(t, ev, name, sc.t);
     if (strcmp(name, "dlopen") == 0)
@@ -706,6 +742,7 @@ int trace_read_file(const char *path, struct trace *t)
         exit(2);
     t->file = xstrdup(path);
     t->events = json_array();
+    t->arena = arena_new();
     long long first_pid = read_lines(t, r, &l);
     close(l.fd);
     free(l.buf);
@@ -725,13 +762,447 @@ int trace_read_file(const char *path, struct trace *t)
     return 0;
 }
 
+static void share_drop(struct trace_share *sh)
+{
+    if (sh && --sh->refs == 0) {
+        arena_free(sh->arena);
+        free(sh->base_t);
+        free(sh);
+    }
+}
+
 void trace_free(struct trace *t)
 {
-    json_decref(t->events);
+    json_decref(t->events); /* before the arena: what lives in it is theirs */
+    if (t->share)
+        share_drop(t->share);
+    else
+        arena_free(t->arena);
+    free(t->tl);
     json_decref(t->elided);
     free(t->file);
-    free(t->tl);
+    free(t->own_t);
+    free(t->host_own);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- alike processes read as one (model.h, struct trace `share`)
+ *
+ * A job's ranks run one program: their traces differ in the process's own
+ * ids and times and often in nothing else.  Each file is first glanced at
+ * (glance_file, below): scanned, not built, its key made of the content
+ * hashes of the lines it would keep (every field but the top-level pid,
+ * tid, t, ppid, forked_from, host, rank and start time, a nested pid that is
+ * the process's own, env.RANK: util/json_scan.c) and of its read counts.  A
+ * file whose key a file of the batch read whole has shares that one's
+ * events and arena and is never built; the others are read whole, and the
+ * first of each key is the one later ones find.  What a process keeps of
+ * its own is its struct (ids, read counts, end time, timeline) and the `t`
+ * of its kept events, by seq, when they differ from the shared ones'.  A
+ * job of 100,000 alike processes then holds one copy of their events. */
+struct key { uint64_t a, b; };
+
+static void mix(struct key *k, uint64_t x)
+{
+    k->a = (k->a ^ x) * 0x100000001b3ull;
+    k->a ^= k->a >> 32;
+    k->b = (k->b + x + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+    k->b ^= k->b >> 29;
+}
+
+struct twin_slot { struct key k; struct trace *t; };
+struct twins {
+    pthread_mutex_t lock;
+    struct twin_slot *slot;
+    size_t cap, n;
+};
+
+/* the trace of an earlier batch member with this key, or t (now the one others find) */
+static struct trace *twins_find_or_add(struct twins *tw, struct key k, struct trace *t)
+{
+    if (2 * (tw->n + 1) > tw->cap) {
+        size_t cap = tw->cap ? 2 * tw->cap : 256;
+        struct twin_slot *s = calloc(cap, sizeof *s);
+        if (!s)
+            exit(2);
+        for (size_t i = 0; i < tw->cap; i++)
+            if (tw->slot[i].t)
+                for (size_t j = tw->slot[i].k.a & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!s[j].t) {
+                        s[j] = tw->slot[i];
+                        break;
+                    }
+        free(tw->slot);
+        tw->slot = s, tw->cap = cap;
+    }
+    for (size_t j = k.a & (tw->cap - 1);; j = (j + 1) & (tw->cap - 1)) {
+        if (!tw->slot[j].t) {
+            tw->slot[j] = (struct twin_slot){k, t};
+            tw->n++;
+            return t;
+        }
+        if (tw->slot[j].k.a == k.a && tw->slot[j].k.b == k.b)
+            return tw->slot[j].t;
+    }
+}
+
+static int cmp_seq_t(const void *x, const void *y)
+{
+    long long a = ((const struct seq_t *)x)->seq, b = ((const struct seq_t *)y)->seq;
+    return a < b ? -1 : a > b;
+}
+
+/* the times of t's events, by seq (*n of them) */
+static struct seq_t *times_of(const struct trace *t, size_t *n)
+{
+    size_t m = json_array_size(t->events);
+    struct seq_t *v = malloc((m ? m : 1) * sizeof *v);
+    if (!v)
+        exit(2);
+    *n = 0;
+    for (size_t i = 0; i < m; i++) {
+        json_t *e = json_array_get(t->events, i);
+        if (json_is_integer(json_object_get(e, "seq")))
+            v[(*n)++] = (struct seq_t){jint(e, "seq", -1), jnum(e, "t", 0)};
+    }
+    if (*n > 1)
+        qsort(v, *n, sizeof *v, cmp_seq_t);
+    return v;
+}
+
+/* ex's events shared from now on, one more time (under the batch's lock: the
+ * references are taken there too, jansson's check of a count is no atomic read) */
+static struct trace_share *share_of(struct trace *ex, json_t **events, json_t **elided)
+{
+    if (!ex->share) {
+        ex->share = calloc(1, sizeof *ex->share);
+        if (!ex->share)
+            exit(2);
+        ex->share->refs = 1, ex->share->arena = ex->arena, ex->share->pid = ex->pid;
+        ex->share->base_t = times_of(ex, &ex->share->n_base_t);
+        ex->arena = NULL;
+    }
+    ex->share->refs++;
+    *events = json_incref(ex->events);
+    if (elided)
+        *elided = json_incref(ex->elided);
+    return ex->share;
+}
+
+/* a process whose times are those of the shared events keeps none of its own */
+static void drop_same_times(struct trace *t)
+{
+    const struct trace_share *sh = t->share;
+    if (t->own_t && t->n_own_t == sh->n_base_t && memcmp(t->own_t, sh->base_t, t->n_own_t * sizeof *t->own_t) == 0) {
+        free(t->own_t);
+        t->own_t = NULL, t->n_own_t = 0;
+    }
+}
+
+/* t, read whole, alike to ex: its events dropped, ex's shared */
+static void become_twin(struct trace *t, struct trace *ex, struct trace_share *sh, json_t *events)
+{
+    t->own_t = times_of(t, &t->n_own_t);
+    t->host_own = xstrdup(t->host); /* it pointed into its own start event */
+    t->host = t->host_own;
+    json_decref(t->events);
+    arena_free(t->arena);
+    t->arena = NULL;
+    t->events = events;
+    t->start = ex->start, t->exit = ex->exit;
+    t->share = sh; /* its timeline stays its own: its times */
+    drop_same_times(t);
+}
+
+/* a trace that can stand for others: a command line (a text made of the pid
+ * stands in for a missing one) and events */
+static bool can_share(const struct trace *t)
+{
+    return t->start && json_array_size(json_object_get(t->start, "argv")) > 0 && json_array_size(t->events) > 0;
+}
+
+/* t, read whole, with key k (its glance's): the one others find, or alike to an earlier one */
+static void join_twins(struct twins *tw, struct trace *t, struct key k)
+{
+    if (!can_share(t))
+        return;
+    pthread_mutex_lock(&tw->lock);
+    struct trace *ex = twins_find_or_add(tw, k, t);
+    json_t *events = NULL;
+    struct trace_share *sh = ex != t ? share_of(ex, &events, NULL) : NULL;
+    pthread_mutex_unlock(&tw->lock);
+    if (sh) /* ex is read whole and no longer changes */
+        become_twin(t, ex, sh, events);
+}
+
+/* ---- a first look at a file, without building its events
+ *
+ * The lines are scanned (util/json_scan.c) as read_line would judge them,
+ * and the kept ones simulated (the first of each kind, the last KEEP_LAST
+ * past them); their content hashes, in file order, and the read stats make
+ * the file's key.  The trace gets what is its own: its ids from the start
+ * line, its end time, its timeline, the t of its kept events.  When an
+ * earlier file of the batch has the key, the events are that one's and
+ * never built again: an alike rank costs a scan.  0: a key in *k; -1: no
+ * key (an escaped key, a `repeated` line, no command line: read it whole),
+ * or the file could not be read. */
+struct seen_line { long ord; unsigned long long h[2]; long long seq; double t; bool has_seq; };
+struct seen_kind { int first; struct seen_line ring[KEEP_LAST]; int ring_n, ring_at; long elided; };
+struct seen {
+    struct seen_line *k;
+    size_t nk, capk;
+    struct seen_kind kind[MAX_NAMES];
+};
+
+static void seen_add(struct seen *g, struct seen_line x)
+{
+    if (g->nk == g->capk) {
+        g->capk = g->capk ? 2 * g->capk : 64;
+        g->k = realloc(g->k, g->capk * sizeof *g->k);
+        if (!g->k)
+            exit(2);
+    }
+    g->k[g->nk++] = x;
+}
+
+static void seen_keep(struct seen *g, int kind, struct seen_line x)
+{
+    struct seen_kind *ks = &g->kind[kind];
+    if (ks->first < kind_cap(kind)) {
+        ks->first++;
+        seen_add(g, x);
+    } else if (kind == name_index("start", 5)) {
+        ks->elided++;
+    } else {
+        if (ks->ring_n == KEEP_LAST)
+            ks->elided++;
+        else
+            ks->ring_n++;
+        ks->ring[ks->ring_at] = x;
+        ks->ring_at = (ks->ring_at + 1) % KEEP_LAST;
+    }
+}
+
+static int cmp_seen(const void *a, const void *b)
+{
+    long x = ((const struct seen_line *)a)->ord, y = ((const struct seen_line *)b)->ord;
+    return x < y ? -1 : x > y;
+}
+
+/* one line, as read_line judges it; false: the file gets no key */
+/* what take_meta reads of a start line, from the scan's picks */
+struct glance_start { bool seen; long long pid, ppid, forked_from, rank, wall, wall_ns; long argv_n; char *host; };
+
+static bool glance_line(struct trace *t, struct seen *g, char *line, size_t n, bool whole, long ord,
+                        long long *first_pid, struct glance_start *start)
+{
+    struct json_scan sc;
+    bool ok = json_scan_line_hash(line, n, &sc);
+    if ((sc.high_bytes || !ok) && fix_utf8((unsigned char *)line, n))
+        t->st.fixed_utf8++;
+    if (ok && (sc.escaped_key || sc.ev_escaped))
+        return false;
+    if (ok && sc.has_ev && sc.ev_len == 8 && memcmp(sc.ev, "repeated", 8) == 0)
+        return false;
+    if (!ok || !sc.has_ev) {
+        bad_line(t, whole);
+        return true;
+    }
+    int kind = name_index(sc.ev, sc.ev_len);
+    t->st.events++;
+    if (*first_pid < 0)
+        *first_pid = sc.pid;
+    if (sc.truncated)
+        t->st.cut_lines++;
+    if (sc.has_seq ? sc.seq >= t->st.last_seq : t->st.last_seq < 0) /* note_gaps: the last event written */
+        t->st.last_seq = sc.has_seq ? sc.seq : -1, t->st.last_t = sc.t;
+    if (sc.t > t->t_last)
+        t->t_last = sc.t;
+    tl_add(t, sc.t, TL_FREE, sc.mem_free);
+    if (sc.mem_total > t->tl_top)
+        t->tl_top = sc.mem_total;
+    bool is = false;
+#define EV(name) (sc.ev_len == sizeof name - 1 && memcmp(sc.ev, name, sizeof name - 1) == 0)
+    if (kind < 0) {
+        if (EV("graph_plan"))
+            tl_add(t, sc.t, TL_WS, sc.workspace);
+        return true;
+    }
+    /* tl_request, from the scan's picks */
+    if ((is = EV("alloc_failed")))
+        tl_add(t, sc.t, TL_ALLOC, sc.bytes);
+    else if ((is = EV("conv_algos")))
+        tl_add(t, sc.t, TL_WS, sc.algos_ws);
+    else if ((is = EV("graph_plan") || EV("conv_exec_failed") || EV("graph_exec_failed")))
+        tl_add(t, sc.t, TL_WS, sc.workspace);
+    else if ((is = EV("fallback")))
+        tl_add(t, sc.t, TL_FB, sc.asked);
+    if (!start->seen && EV("start")) {
+        if (sc.start_odd || sc.host_escaped)
+            return false; /* take_meta would read it otherwise: read the file whole */
+        *start = (struct glance_start){true, sc.pid, sc.ppid, sc.forked_from, sc.rank, sc.wall_time,
+                                       sc.wall_time_ns, sc.argv_n,
+                                       sc.host ? xasprintf("%.*s", (int)sc.host_len, sc.host) : xstrdup("?")};
+    }
+#undef EV
+    seen_keep(g, kind, (struct seen_line){ord, {sc.hash[0], sc.hash[1]}, sc.seq, sc.t, sc.has_seq});
+    return true;
+}
+
+/* the key of what a glance saw: its read counts and the kept lines' hashes
+ * in file order; the times of those lines are t's own */
+static void glance_key(struct trace *t, struct seen *g, struct key *k)
+{
+    if (g->nk > 1)
+        qsort(g->k, g->nk, sizeof *g->k, cmp_seen);
+    *k = (struct key){0x84222325cbf29ce4ull, 0x2545f4914f6cdd1dull};
+    const struct read_stats *rs = &t->st;
+    const long long nums[] = {rs->lines, rs->events, rs->bad_lines, rs->huge_lines, rs->cut_lines,
+                              rs->fixed_utf8, rs->last_line_cut, rs->long_lines, rs->nul_bytes, rs->last_seq,
+                              (long long)g->nk};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        mix(k, (uint64_t)nums[i]);
+    for (size_t i = 0; i < n_names; i++)
+        mix(k, (uint64_t)g->kind[i].elided);
+    t->own_t = malloc((g->nk ? g->nk : 1) * sizeof *t->own_t);
+    if (!t->own_t)
+        exit(2);
+    for (size_t i = 0; i < g->nk; i++) {
+        mix(k, g->k[i].h[0]), mix(k, g->k[i].h[1]);
+        if (g->k[i].has_seq)
+            t->own_t[t->n_own_t++] = (struct seq_t){g->k[i].seq, g->k[i].t};
+    }
+    if (t->n_own_t > 1)
+        qsort(t->own_t, t->n_own_t, sizeof *t->own_t, cmp_seq_t);
+}
+
+static int glance_file(const char *path, struct trace *t, struct key *k)
+{
+    memset(t, 0, sizeof *t);
+    t->tl_stride = 1;
+    t->st.last_seq = -1;
+    struct stat st;
+    struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
+    if (l.fd < 0)
+        return -1;
+    l.buf = malloc(CHUNK);
+    struct seen *g = calloc(1, sizeof *g);
+    if (!g || !l.buf)
+        exit(2);
+    t->file = xstrdup(path);
+    struct glance_start start = {0};
+    long long first_pid = -1;
+    long ord = 0;
+    bool whole, keyed = true;
+    while (keyed && next_line(&l, &whole) > 0) {
+        t->st.lines++;
+        if (l.over) {
+            t->st.long_lines++;
+            continue;
+        }
+        if (l.n == 0)
+            continue;
+        if (l.n > HUGE_LINE)
+            t->st.huge_lines++;
+        keyed = glance_line(t, g, l.line, l.n, whole, ord++, &first_pid, &start);
+    }
+    t->st.nul_bytes = l.nuls;
+    close(l.fd);
+    free(l.buf);
+    free(l.line);
+    for (size_t i = 0; keyed && i < n_names; i++) {
+        struct seen_kind *ks = &g->kind[i];
+        for (int r = 0; r < ks->ring_n; r++)
+            seen_add(g, ks->ring[(ks->ring_at + KEEP_LAST - ks->ring_n + r) % KEEP_LAST]);
+    }
+    keyed = keyed && !l.err && t->st.events > 0 && start.seen && start.argv_n > 0;
+    if (keyed) {
+        glance_key(t, g, k);
+        /* take_meta's reading of the start line */
+        t->pid = start.pid >= 0 ? start.pid : first_pid;
+        t->ppid = start.ppid, t->forked_from = start.forked_from, t->rank = start.rank;
+        t->wall = (double)(start.wall > 0 ? start.wall : 0) + (double)(start.wall_ns > 0 ? start.wall_ns : 0) / 1e9;
+        t->parent = -1;
+        t->host_own = start.host, start.host = NULL;
+        t->host = t->host_own;
+    }
+    free(start.host);
+    free(g->k);
+    free(g);
+    if (l.err) {
+        errno = l.err;
+        return -1;
+    }
+    return keyed ? 0 : 1;
+}
+
+/* t, glanced at with key k: alike to a trace of the batch read whole, whose
+ * events it then shares (true); false: none has the key yet */
+static bool twin_from_glance(struct twins *tw, struct trace *t, struct key k)
+{
+    pthread_mutex_lock(&tw->lock);
+    struct trace *ex = NULL;
+    for (size_t j = tw->cap ? k.a & (tw->cap - 1) : 0; tw->cap && tw->slot[j].t; j = (j + 1) & (tw->cap - 1))
+        if (tw->slot[j].k.a == k.a && tw->slot[j].k.b == k.b) {
+            ex = tw->slot[j].t;
+            break;
+        }
+    json_t *events = NULL, *elided = NULL;
+    struct trace_share *sh = ex ? share_of(ex, &events, &elided) : NULL;
+    pthread_mutex_unlock(&tw->lock);
+    if (!sh)
+        return false;
+    /* ex is read whole and no longer changes; what t's own glance gave stays its own */
+    double last_t = t->st.last_t;
+    t->st = ex->st;
+    t->st.last_t = last_t;
+    t->events = events;
+    t->start = ex->start, t->exit = ex->exit;
+    t->elided = elided;
+    t->share = sh;
+    drop_same_times(t);
+    return true;
+}
+
+double trace_event_t(const struct trace *t, json_t *e)
+{
+    if (!t->own_t || !json_is_integer(json_object_get(e, "seq")))
+        return jnum(e, "t", 0);
+    long long seq = jint(e, "seq", -1);
+    size_t lo = 0, hi = t->n_own_t;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (t->own_t[m].seq < seq)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < t->n_own_t && t->own_t[lo].seq == seq ? t->own_t[lo].t : jnum(e, "t", 0);
+}
+
+void trace_unshare(struct trace *t)
+{
+    if (!t->share)
+        return;
+    json_t *mine = json_deep_copy(t->events);
+    if (!mine)
+        exit(2);
+    for (size_t i = 0; i < json_array_size(mine); i++) {
+        json_t *e = json_array_get(mine, i), *was = json_array_get(t->events, i);
+        if (json_object_get(e, "t"))
+            json_object_set_new(e, "t", json_real(trace_event_t(t, was)));
+        if (was == t->start)
+            t->start = e;
+        if (was == t->exit)
+            t->exit = e;
+    }
+    json_decref(t->events);
+    t->events = mine;
+    share_drop(t->share);
+    t->share = NULL;
+    free(t->own_t);
+    t->own_t = NULL, t->n_own_t = 0;
+    t->fw_known = false;
 }
 
 static void add_unreadable(struct trace_set *s, const char *path, const char *why)
@@ -760,6 +1231,9 @@ struct batch {
     int *err;
     size_t n;
     atomic_size_t next;
+    struct twins twins;
+    bool alike; /* alike processes read as one: CONVGUARD_REPORT_SHARE=0 reads each whole (a check) */
+    atomic_size_t glances, found;
 };
 
 static void *reader(void *arg)
@@ -767,9 +1241,26 @@ static void *reader(void *arg)
     struct batch *b = arg;
     size_t i;
     while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
+        struct trace *t = &b->out[i];
+        struct key k;
+        /* a glance that finds no alike file costs a scan more: once most of
+         * them have found none, the rest are read whole at once */
+        size_t looks = atomic_load(&b->glances), found = atomic_load(&b->found);
+        bool look = b->alike && (looks < 64 || found * 8 >= looks);
+        int g = look ? glance_file(b->paths[i], t, &k) : 1;
+        if (look)
+            atomic_fetch_add(&b->glances, 1);
+        if (g == 0 && twin_from_glance(&b->twins, t, k)) {
+            atomic_fetch_add(&b->found, 1);
+            continue;
+        }
+        if (g >= 0)
+            trace_free(t);
         errno = 0;
-        if (trace_read_file(b->paths[i], &b->out[i]) != 0)
+        if (trace_read_file(b->paths[i], t) != 0)
             b->err[i] = errno ? errno : EIO;
+        else if (t->st.events && g == 0)
+            join_twins(&b->twins, t, k);
     }
     return NULL;
 }
@@ -823,7 +1314,9 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
         return 0;
     assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     json_object_seed(0); /* before any thread builds an object */
-    struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0};
+    const char *alike = getenv("CONVGUARD_REPORT_SHARE");
+    struct batch b = {paths, calloc(n, sizeof *b.out), calloc(n, sizeof *b.err), n, 0,
+                      {.lock = PTHREAD_MUTEX_INITIALIZER}, !alike || strcmp(alike, "0") != 0, 0, 0};
     if (!b.out || !b.err)
         exit(2);
     int nt = threads_wanted(n), started = 0;
@@ -835,6 +1328,7 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     int bad = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         if (b.err[i]) {
             add_unreadable(s, paths[i], b.err[i] == EINVAL ? "not a regular file: not read" : strerror(b.err[i]));
@@ -846,11 +1340,22 @@ static int read_files(struct trace_set *s, char **paths, size_t n)
             trace_free(&b.out[i]);
             bad++;
         } else {
-            append(s, &b.out[i]);
+            b.out[kept++] = b.out[i];
         }
     }
+    if (s->n == 0 && kept) { /* the set is this batch: its array, not a copy (100,000 processes held two) */
+        free(s->t);
+        s->t = realloc(b.out, kept * sizeof *b.out);
+        if (!s->t)
+            exit(2);
+        s->n = s->cap = kept;
+        b.out = NULL;
+    }
+    for (size_t i = 0; b.out && i < kept; i++)
+        append(s, &b.out[i]);
     free(b.out);
     free(b.err);
+    free(b.twins.slot);
     return bad;
 }
 
@@ -896,24 +1401,42 @@ static int list_dir(struct trace_set *s, const char *dir, int depth, struct path
     }
     struct paths names = {0};
     struct dirent *e;
+    /* each name with its type from the folder (DT_*), after a NUL: one stat
+     * per trace file, none for the other files */
     while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            paths_add(&names, xstrdup(e->d_name));
-    closedir(d);
+        if (e->d_name[0] != '.') {
+            size_t len = strlen(e->d_name);
+            char *n = malloc(len + 2);
+            if (!n)
+                exit(2);
+            memcpy(n, e->d_name, len + 1);
+            n[len + 1] = (char)e->d_type;
+            paths_add(&names, n);
+        }
     if (names.n) /* qsort(NULL, 0) is undefined (found by make check-sanitize) */
         qsort(names.p, names.n, sizeof *names.p, cmp_str);
-    int bad = 0;
+    int bad = 0, fd = dirfd(d);
     for (int links = 0; links < 2; links++)
         for (size_t i = 0; i < names.n; i++) {
-            char *p = xasprintf("%s/%s", dir, names.p[i]);
-            bool ok = lstat(p, &st) == 0 && (S_ISLNK(st.st_mode) != 0) == links && stat(p, &st) == 0;
-            if (ok && S_ISDIR(st.st_mode) && depth < 4)
+            const char *name = names.p[i];
+            unsigned char type = (unsigned char)name[strlen(name) + 1];
+            bool jsonl = ends_with(name, ".jsonl");
+            if ((type == DT_REG && !jsonl) || (type != DT_UNKNOWN && (type == DT_LNK) != links) ||
+                (type != DT_UNKNOWN && type != DT_LNK && type != DT_REG && type != DT_DIR))
+                continue;
+            bool ok = type == DT_LNK || type == DT_UNKNOWN
+                          ? fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (S_ISLNK(st.st_mode) != 0) == links &&
+                                fstatat(fd, name, &st, 0) == 0
+                          : fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+            if (ok && S_ISDIR(st.st_mode) && depth < 4) {
+                char *p = xasprintf("%s/%s", dir, name);
                 bad += list_dir(s, p, depth + 1, out);
-            else if (ok && S_ISREG(st.st_mode) && ends_with(names.p[i], ".jsonl") &&
-                     id_set_add(&s->seen, st.st_dev, st.st_ino))
-                paths_add(out, xstrdup(p));
-            free(p);
+                free(p);
+            } else if (ok && S_ISREG(st.st_mode) && jsonl && id_set_add(&s->seen, st.st_dev, st.st_ino)) {
+                paths_add(out, xasprintf("%s/%s", dir, name));
+            }
         }
+    closedir(d);
     for (size_t i = 0; i < names.n; i++)
         free(names.p[i]);
     free(names.p);
@@ -1046,6 +1569,7 @@ static bool replaced_by_exec(struct trace_set *s, const size_t *idx, size_t i)
 
 void trace_set_link(struct trace_set *s)
 {
+    s->never_used_known = false; /* a memo of the rules about the set as it was */
     if (s->n > 1)
         qsort(s->t, s->n, sizeof *s->t, cmp_trace);
     size_t *idx = malloc((s->n ? s->n : 1) * sizeof *idx);
@@ -1065,6 +1589,7 @@ void trace_set_link(struct trace_set *s)
 
 void trace_set_keep_since(struct trace_set *s, double since)
 {
+    s->never_used_known = false;
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (s->t[i].wall >= since) {

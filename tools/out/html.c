@@ -533,7 +533,7 @@ static int lane_failures(FILE *o, struct trace *t, const struct lane_geom *g, st
         if (!is_failure_event(t, i))
             continue;
         json_t *e = json_array_get(evs, i);
-        double x = lane_x(g, jnum(e, "t", 0));
+        double x = lane_x(g, trace_event_t(t, e));
         char *d = describe_event(e);
         fprintf(o, "<circle cx=\"%.1f\" cy=\"%d\" r=\"5\" class=\"fail\"><title>", x, g->base);
         esc(o, d);
@@ -547,7 +547,7 @@ static int lane_failures(FILE *o, struct trace *t, const struct lane_geom *g, st
             if (!first)
                 first = nfail, gx = x;
             char tl[32];
-            time_label(tl, sizeof tl, jnum(e, "t", 0) + g->off - g->t0, g->span, 4);
+            time_label(tl, sizeof tl, trace_event_t(t, e) + g->off - g->t0, g->span, 4);
             lines[(*shown)++] = xasprintf("%d  at %s  %s", nfail, tl, d);
         }
         free(d);
@@ -567,13 +567,13 @@ static void lane_libs(FILE *o, struct trace *t, const struct lane_geom *g, struc
         json_t *e = json_array_get(evs, i);
         if (e && strcmp(jstr(e, "ev", ""), "fallback") == 0) {
             fprintf(o, "<path d=\"M%.1f %d l6 6 l-6 6 l-6 -6 z\" class=\"fbm\"><title>fallback: ",
-                    lane_x(g, jnum(e, "t", 0)), g->top_y);
+                    lane_x(g, trace_event_t(t, e)), g->top_y);
             esc(o, jstr(e, "action", "?"));
             fputs("</title></path>\n", o);
         }
         if (e && strcmp(jstr(e, "ev", ""), "lib") != 0)
             continue;
-        double x = e ? lane_x(g, jnum(e, "t", 0)) : 0;
+        double x = e ? lane_x(g, trace_event_t(t, e)) : 0;
         if (e) {
             fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"lib\"><title>", x, g->base, x, g->base + 8);
             esc(o, jstr(e, "path", "?"));

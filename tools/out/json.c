@@ -141,7 +141,7 @@ static json_t *process_json(struct analysis *a, size_t i)
             if (is_failure_event(t, k)) {
                 char *d = describe_event(e);
                 json_array_append_new(fails, json_pack("{s:I, s:f, s:s, s:s}", "seq", (json_int_t)jint(e, "seq", -1),
-                                                       "t", jnum(e, "t", 0), "ev", jstr(e, "ev", "?"), "text", d));
+                                                       "t", trace_event_t(t, e), "ev", jstr(e, "ev", "?"), "text", d));
                 free(d);
             }
         }

@@ -49,6 +49,9 @@ unsigned fw_of_path(const char *path) { return fw_of_text(path); }
 unsigned frameworks_of(struct trace *t)
 {
     static const char *const fields[] = {"path", "needed_by", "caller", "name"};
+    /* the events only grow (verdicts, output lines): their number tells a memo that still holds */
+    if (t->fw_known && t->fw_events == json_array_size(t->events))
+        return t->fw;
     unsigned f = 0;
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *e = json_array_get(t->events, i);
@@ -70,6 +73,7 @@ unsigned frameworks_of(struct trace *t)
         if (a && (strstr(a, "import jax") || strstr(a, "from jax")))
             f |= FW_JAX;
     }
+    t->fw = f, t->fw_events = json_array_size(t->events), t->fw_known = true;
     return f;
 }
 

@@ -57,8 +57,10 @@ static json_t *lookup_before(struct trace *t, json_t *fail, json_t **chosen)
     long long bytes = jint(fail, "bytes", -1);
     for (size_t i = 0; i < json_array_size(t->events); i++) {
         json_t *l = json_array_get(t->events, i);
+        if (!is_ev(l, "conv_algos")) /* first: asked of every event, for every failure */
+            continue;
         long long ls = jint(l, "seq", -1);
-        if (!is_ev(l, "conv_algos") || ls >= seq || ls <= best_seq || !jget(l, "algos"))
+        if (ls >= seq || ls <= best_seq || !jget(l, "algos"))
             continue;
         json_t *algos = jget(l, "algos"), *pick = NULL;
         if (alloc) {

@@ -91,18 +91,35 @@ bool m_code_load(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
     return true;
 }
 
-static bool tree_loaded_libs(struct trace_set *s, size_t ti, int depth)
+static bool loaded_libs(struct trace *t)
 {
-    struct trace *t = &s->t[ti];
     if (jint(t->exit, "libs", 0) > 0)
         return true;
     for (size_t i = 0; i < json_array_size(t->events); i++)
         if (strcmp(jstr(json_array_get(t->events, i), "ev", ""), "lib") == 0)
             return true;
-    for (size_t j = 0; j < s->n && depth < 32; j++)
-        if (s->t[j].parent == (int)ti && tree_loaded_libs(s, j, depth + 1))
-            return true;
     return false;
+}
+
+/* The process "the GPU was never used" is about, -1 when some process of the
+ * set loaded a CUDA library; the same for every process of the set, so found
+ * once (asked of each, it made the report quadratic in the processes). */
+static long never_used_who(struct trace_set *s)
+{
+    if (s->never_used_known)
+        return s->never_used_who;
+    long who = -1;
+    bool libs = false;
+    for (size_t j = 0; j < s->n && !libs; j++)
+        libs = loaded_libs(&s->t[j]);
+    for (size_t j = 0; j < s->n && who < 0 && !libs; j++)
+        if (s->t[j].exit && frameworks_of(&s->t[j]))
+            who = (long)j;
+    for (size_t j = 0; j < s->n && who < 0 && !libs; j++)
+        if (s->t[j].exit && s->t[j].parent < 0)
+            who = (long)j;
+    s->never_used_who = who, s->never_used_known = true;
+    return who;
 }
 
 /* "The GPU was never used" is said once per run, about the process that
@@ -112,16 +129,7 @@ bool m_never_used(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     (void)ev;
     struct trace *t = &s->t[ti];
-    for (size_t j = 0; j < s->n; j++)
-        if (tree_loaded_libs(s, j, 31))
-            return false;
-    long who = -1;
-    for (size_t j = 0; j < s->n && who < 0; j++)
-        if (s->t[j].exit && frameworks_of(&s->t[j]))
-            who = (long)j;
-    for (size_t j = 0; j < s->n && who < 0; j++)
-        if (s->t[j].exit && s->t[j].parent < 0)
-            who = (long)j;
+    long who = never_used_who(s);
     if (who != (long)ti)
         return false;
     /* a process seen from outside (inspect's snapshot) with no framework is
@@ -201,6 +209,28 @@ static const char *signal_says(const char *sig)
     return "its name";
 }
 
+/* the event with this seq (a reference of its own), NULL */
+static json_t *event_of_seq(json_t *evs, long long seq)
+{
+    json_t *found = NULL;
+    for (size_t i = 0; i < json_array_size(evs); i++) {
+        json_t *e = json_array_get(evs, i);
+        if (jint(e, "seq", -2) == seq) {
+            /* the event itself, once: a trace with two lines of one seq (fuzz_reader's
+             * leak) took a second reference it never gave back */
+            json_decref(found);
+            return json_incref(e);
+        }
+        if (!found && jint(e, "seq", -2) < seq && jint(e, "repeated.last_seq", -1) >= seq) {
+            /* one the shim counted, not wrote (`repeated`): the same event with that seq */
+            found = json_deep_copy(e);
+            json_object_del(found, "repeated");
+            json_object_set_new(found, "seq", json_integer(seq));
+        }
+    }
+    return found;
+}
+
 bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
 {
     set_str(vars, "signal_says", signal_says(jstr(ev, "signal_name", "")));
@@ -239,18 +269,7 @@ bool m_crash(struct trace_set *s, size_t ti, json_t *ev, json_t *vars)
                 last = -1;
         }
     }
-    json_t *evs = events_of(s, ti), *after = NULL;
-    for (size_t i = 0; i < json_array_size(evs) && last >= 0; i++) {
-        json_t *e = json_array_get(evs, i);
-        if (jint(e, "seq", -2) == last) {
-            after = json_incref(e);
-        } else if (!after && jint(e, "seq", -2) < last && jint(e, "repeated.last_seq", -1) >= last) {
-            /* one the shim counted, not wrote (`repeated`): the same event with that seq */
-            after = json_deep_copy(e);
-            json_object_del(after, "repeated");
-            json_object_set_new(after, "seq", json_integer(last));
-        }
-    }
+    json_t *after = last >= 0 ? event_of_seq(events_of(s, ti), last) : NULL;
     if (after) {
         char *d = describe_event(after);
         set_own(vars, "after_note", xasprintf(", after the failure %s", d));

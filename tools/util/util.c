@@ -9,16 +9,15 @@
 
 json_t *jget(json_t *obj, const char *path)
 {
-    char key[128];
+    /* the rules ask this for every event they look at: no copy of the key */
     while (obj && path && *path) {
         const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (n >= sizeof key || !json_is_object(obj))
+        if (!json_is_object(obj))
             return NULL;
-        memcpy(key, path, n);
-        key[n] = 0;
-        obj = json_object_get(obj, key);
-        path = dot ? dot + 1 : NULL;
+        if (!dot)
+            return json_object_get(obj, path);
+        obj = json_object_getn(obj, path, (size_t)(dot - path));
+        path = dot + 1;
     }
     return obj;
 }

@@ -57,9 +57,28 @@ struct json_scan {
     bool high_bytes;                 /* bytes >= 0x80 inside strings */
     bool escaped_key;                /* a top-level key with an escape: the picks may miss it */
     long long seq, pid, workspace, mem_free, mem_total; /* -1: absent */
+    long long bytes, asked;          /* top-level integers, -1: absent */
+    long long algos_ws;              /* the smallest positive `workspace` of the objects in `algos`, -1 */
+    /* what a start line says of the process (model/trace_read.c take_meta), -1 / NULL: absent or
+     * null; start_odd: one of them is of a type the picks do not read (a string for a number) */
+    long long ppid, forked_from, rank, wall_time, wall_time_ns;
+    const char *host;                /* into the line, host_len bytes, as written (host_escaped: with escapes) */
+    size_t host_len;
+    bool host_escaped, start_odd;
+    long argv_n;                     /* elements of the top-level `argv` array, -1: none */
     double t;
+    /* the line's content but for the writing process's own ids and times
+     * (top-level pid, tid, t, ppid, forked_from, host, rank, wall_time,
+     * wall_time_ns; a nested pid equal to the top-level one; env.RANK): two
+     * lines alike but for those hash the same (model/trace_read.c, alike
+     * processes) */
+    unsigned long long hash[2];
 };
 bool json_scan_line(const char *line, size_t n, struct json_scan *out);
+bool json_scan_line_hash(const char *line, size_t n, struct json_scan *out); /* and out->hash */
+/* a line json_scan_line accepted, as json_loadb(JSON_REJECT_DUPLICATES) builds it (faster); NULL for
+ * duplicate keys or bytes that are not UTF-8 */
+json_t *json_build_line(const char *line, size_t n);
 
 /* ---- term.c: what a trace (or /proc, or a folder) says, made safe to show
  * (docs/robustness.md "Output").  Terminals: C0 controls (newline and tab
