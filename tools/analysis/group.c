@@ -12,23 +12,6 @@
 
 #include "analysis/analysis.h"
 
-void procs_add(struct procs *p, size_t i)
-{
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 4;
-        p->i = realloc(p->i, p->cap * sizeof *p->i);
-        if (!p->i)
-            exit(2);
-    }
-    p->i[p->n++] = i;
-}
-
-void procs_free(struct procs *p)
-{
-    free(p->i);
-    memset(p, 0, sizeof *p);
-}
-
 /* ---- compact lists */
 static int cmp_ll(const void *a, const void *b)
 {

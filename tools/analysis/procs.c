@@ -5,6 +5,25 @@
 
 #include "analysis/analysis.h"
 
+/* a list of processes (struct procs) grows by one; here, under group.c,
+ * which lists them, so that the two do not call each other */
+void procs_add(struct procs *p, size_t i)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 4;
+        p->i = realloc(p->i, p->cap * sizeof *p->i);
+        if (!p->i)
+            exit(2);
+    }
+    p->i[p->n++] = i;
+}
+
+void procs_free(struct procs *p)
+{
+    free(p->i);
+    memset(p, 0, sizeof *p);
+}
+
 /* one loaded library: the cuDNN dispatcher or a part, cudart, the driver */
 static void add_lib(struct proc_sum *p, json_t *e)
 {

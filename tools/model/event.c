@@ -74,21 +74,6 @@ bool pattern_match(const char *pattern, json_t *ev)
     return false;
 }
 
-bool pattern_kinds(const char *pattern, struct kind_set *ks)
-{
-    memset(ks, 0, sizeof *ks);
-    for (const char *alt = pattern; alt && *alt;) {
-        size_t n = strcspn(alt, ":&|");
-        int k = trace_kind(alt, n);
-        if (k < 0)
-            return false;
-        ks->bits[k / 64] |= 1ull << (k % 64);
-        alt = strchr(alt, '|');
-        alt = alt ? alt + 1 : NULL;
-    }
-    return true;
-}
-
 /* ---- rule patterns: clause&clause&!clause */
 static bool clause_match(const char *c, size_t n, json_t *ev)
 {

@@ -159,6 +159,23 @@ static int name_index(const char *n, size_t len)
 
 int trace_kind(const char *name, size_t len) { return name_index(name, len); }
 
+/* the reader's kinds a rule's pattern can match (model.h); here, beside the
+ * kinds' table, so that event.c, which the reader asks, does not ask it back */
+bool pattern_kinds(const char *pattern, struct kind_set *ks)
+{
+    memset(ks, 0, sizeof *ks);
+    for (const char *alt = pattern; alt && *alt;) {
+        size_t n = strcspn(alt, ":&|");
+        int k = name_index(alt, n);
+        if (k < 0)
+            return false;
+        ks->bits[k / 64] |= 1ull << (k % 64);
+        alt = strchr(alt, '|');
+        alt = alt ? alt + 1 : NULL;
+    }
+    return true;
+}
+
 struct kept { long ord; json_t *ev; };
 struct kind_state {
     int first;                  /* kept from the start */
