@@ -33,7 +33,7 @@ REAL=$ROOT/tests/report/scale/jax_leftover.h200.jsonl
 PLANS=$ROOT/tests/report/traces/own_pool_took_memory.jax_h200.jsonl
 SMALL=$ROOT/tests/report/ranks/node-a-r0-9000.jsonl
 [ -x "$CG" ] || { echo "report_scale: build $CG first (make)"; exit 2; }
-[ -x "$GEN" ] || make -s "$GEN" >/dev/null || { echo "report_scale: cannot build $GEN"; exit 2; }
+[ -x "$GEN" ] || make -s -C "$ROOT" build/report/gen_set >/dev/null || { echo "report_scale: cannot build $GEN"; exit 2; }
 [ -x /usr/bin/time ] || { echo "report_scale: needs /usr/bin/time (Debian: apt-get install time)"; exit 2; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/cg-scale.XXXXXX")
 trap 'rm -rf "$T"' EXIT
