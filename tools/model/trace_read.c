@@ -743,21 +743,33 @@ static long long read_lines(struct trace *t, struct reading *r, struct lines *l)
     return first_pid;
 }
 
-int trace_read_file(const char *path, struct trace *t)
+/* T emptied for PATH's process and L opened on its file (regular files only):
+ * what reading it whole and glancing at it both start from; -1 with errno */
+static int trace_open(const char *path, struct trace *t, struct lines *l)
 {
-    assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
     memset(t, 0, sizeof *t);
     t->tl_stride = 1;
     t->st.last_seq = -1;
     struct stat st;
-    struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
-    if (l.fd < 0)
+    *l = (struct lines){.fd = open_regular(path, &st), .maybe_hole = true};
+    if (l->fd < 0)
         return -1;
-    l.buf = malloc(CHUNK);
-    struct reading *r = calloc(1, sizeof *r);
-    if (!r || !l.buf)
+    l->buf = malloc(CHUNK);
+    if (!l->buf)
         exit(2);
     t->file = xstrdup(path);
+    return 0;
+}
+
+int trace_read_file(const char *path, struct trace *t)
+{
+    assert(n_names > 3 && "the rules name the events they read (rules_keep_events) first");
+    struct lines l;
+    if (trace_open(path, t, &l) != 0)
+        return -1;
+    struct reading *r = calloc(1, sizeof *r);
+    if (!r)
+        exit(2);
     t->events = json_array();
     t->arena = arena_new();
     long long first_pid = read_lines(t, r, &l);
@@ -1095,18 +1107,12 @@ static void glance_key(struct trace *t, struct seen *g, struct key *k)
 
 static int glance_file(const char *path, struct trace *t, struct key *k)
 {
-    memset(t, 0, sizeof *t);
-    t->tl_stride = 1;
-    t->st.last_seq = -1;
-    struct stat st;
-    struct lines l = {.fd = open_regular(path, &st), .maybe_hole = true};
-    if (l.fd < 0)
+    struct lines l;
+    if (trace_open(path, t, &l) != 0)
         return -1;
-    l.buf = malloc(CHUNK);
     struct seen *g = calloc(1, sizeof *g);
-    if (!g || !l.buf)
+    if (!g)
         exit(2);
-    t->file = xstrdup(path);
     struct glance_start start = {0};
     long long first_pid = -1;
     long ord = 0;
@@ -1259,7 +1265,7 @@ static void *reader(void *arg)
     size_t i;
     while ((i = atomic_fetch_add(&b->next, 1)) < b->n) {
         struct trace *t = &b->out[i];
-        struct key k;
+        struct key k = {0}; /* set by a glance that returns 0 */
         /* a glance that finds no alike file costs a scan more: once most of
          * them have found none, the rest are read whole at once */
         size_t looks = atomic_load(&b->glances), found = atomic_load(&b->found);
