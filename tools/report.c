@@ -173,11 +173,17 @@ int report_recent(const char *dir, double since, FILE *out, bool force)
     trace_set_add(&s, dir);
     trace_set_keep_since(&s, since);
     if (s.n == 0) {
-        /* only a process that touched a CUDA library or ran a framework makes a file */
-        (void)force;
-        term_printf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: the "
-                     "GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
-                dir);
+        /* only a process that touched a CUDA library or ran a framework makes a file; a run that
+         * failed (force) is told as failed first, never as if nothing happened */
+        if (force)
+            term_printf(out, "convguard: the program failed, and no process of this run loaded a CUDA library or a "
+                         "deep-learning framework: it did not fail in CUDA, cuDNN or the GPU; its own error above "
+                         "says why (no trace in %s; a static or setuid program is not traced either)\n",
+                    dir);
+        else
+            term_printf(out, "convguard: no process of this run loaded a CUDA library or a deep-learning framework: "
+                         "the GPU was never used (no trace in %s; a static or setuid program is not traced either)\n",
+                    dir);
         trace_set_free(&s);
         return -1;
     }

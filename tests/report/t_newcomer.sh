@@ -72,6 +72,13 @@ check "... no shell phrase, no 'GPU was never used'" bash -c "! grep -qE 'shell|
 check "... and no folder left behind" test ! -e convguard-logs
 "$CG" run -- true 2>/dev/null
 check "a run that traced nothing leaves no empty ./convguard-logs" test ! -e convguard-logs
+# a run that fails with no CUDA in it (a child killed, the parent exits 3): told as failed, never as nothing
+"$CG" run -- python3 -c 'import subprocess, sys
+r = subprocess.run([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+sys.exit(3 if r.returncode else 0)' >/dev/null 2>"$WORK/e2"
+rc=$?
+check "a failed run with no CUDA: exit 3 kept, said to have failed, not in CUDA; never 'no problem found' or 'never used'" \
+    bash -c "[ $rc = 3 ] && grep -q '^convguard: the program failed, .*it did not fail in CUDA, cuDNN or the GPU' '$WORK/e2' && ! grep -qE 'no problem found|never used' '$WORK/e2'"
 mkdir convguard-logs
 "$CG" run -- true 2>/dev/null
 check "... but a folder that was there stays" test -d convguard-logs
