@@ -177,7 +177,8 @@ static const struct option {
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 /* read by the CLI and the examples, not by the shim: not typos */
-static const char *const others[] = {"CONVGUARD_SHIM", "CONVGUARD_BIN", "CONVGUARD_DEMO_DOUBLES"};
+static const char *const others[] = {"CONVGUARD_SHIM", "CONVGUARD_BIN", "CONVGUARD_DEMO_DOUBLES",
+                                      "CONVGUARD_REPORT_THREADS", "CONVGUARD_REPORT_SHARE"};
 
 /* A CONVGUARD_* name that is no setting is most likely a typo: say so. */
 static void warn_unknown(void)

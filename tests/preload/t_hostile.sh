@@ -40,6 +40,11 @@ check "CONVGUARD_EXTRA_LIBS too long: one warning" setting CONVGUARD_EXTRA_LIBS 
 check "CONVGUARD_DIR too long: one warning" setting CONVGUARD_DIR "$WORK/$(printf 'x%.0s' $(seq 3000))"
 check "CONVGUARD_MAXMB (a typo): one warning naming it" \
     bash -c "$(declare -f one_warning setting); WORK=$WORK P=$P SHIM=$SHIM; setting CONVGUARD_MAXMB 5 && grep -q 'CONVGUARD_MAXMB is not a convguard setting' $WORK/err"
+# the report's own settings (read by the CLI, docs/env.md) are no typos for the shim either
+for v in CONVGUARD_REPORT_THREADS CONVGUARD_REPORT_SHARE; do
+    check "$v (a setting of the report): no warning from the shim" \
+        bash -c "out=\$(CONVGUARD_QUIET=1 CONVGUARD_DIR=$WORK/d LD_PRELOAD=$SHIM $v=1 $P echo same 2>$WORK/err) && [ \"\$out\" = same ] && ! grep -q warning $WORK/err"
+done
 touch "$WORK/afile"
 check "control characters in a value are not echoed to the terminal" \
     bash -c "CONVGUARD_QUIET=1 CONVGUARD_DIR=\$'$WORK/afile/\e[31mred' LD_PRELOAD=$SHIM $P echo x 2>$WORK/err >/dev/null; ! grep -q \$'\e' $WORK/err && grep -q '?\[31mred' $WORK/err"
